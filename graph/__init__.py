@@ -1,0 +1,21 @@
+"""The data layer: DynamoDB only, no GraphQL or HTTP."""
+
+from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
+from .keys import ItemKey, NodeKey, NodeType
+from .table import Item, Page, RetryPolicy, Table, Trace
+
+__all__ = [
+    "BadUserInput",
+    "Conflict",
+    "EdgewiseError",
+    "Item",
+    "ItemKey",
+    "NodeKey",
+    "NodeType",
+    "NotFound",
+    "Page",
+    "RetryPolicy",
+    "Table",
+    "Trace",
+    "Unavailable",
+]

@@ -1,0 +1,111 @@
+"""Opening the aioboto3 client for an endpoint, and creating the table of CONTRACT.md."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aioboto3
+from botocore.config import Config
+
+from .errors import error_code, translate
+
+__all__ = ["Endpoint", "client_config", "create_table", "open_client"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where DynamoDB is: ``url=None`` means AWS itself (credential chain, region, env)."""
+
+    url: str | None
+    region: str = "us-east-1"
+
+    @classmethod
+    def parse(cls, value: str) -> Endpoint:
+        if value == "aws":
+            return cls(None, os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "")
+        return cls(value)
+
+
+def client_config(
+    connect_timeout: float = 2.0, read_timeout: float = 5.0, pool: int = 128
+) -> Config:
+    """botocore retries are off (one attempt): ``graph.table.Table`` owns the retry policy, so
+    attempts never multiply across layers and every attempt is counted in the trace."""
+    return Config(
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=pool,
+        retries={"mode": "standard", "total_max_attempts": 1},
+    )
+
+
+@asynccontextmanager
+async def open_client(endpoint: Endpoint, config: Config | None = None) -> AsyncIterator[Any]:
+    """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some."""
+    session = aioboto3.Session()
+    kwargs: dict[str, Any] = {"config": config or client_config()}
+    if endpoint.url is not None:
+        kwargs["endpoint_url"] = endpoint.url
+        kwargs["region_name"] = endpoint.region
+        if await session.get_credentials() is None:
+            kwargs["aws_access_key_id"] = "edgewise"
+            kwargs["aws_secret_access_key"] = "edgewise"
+    elif endpoint.region:
+        kwargs["region_name"] = endpoint.region
+    async with session.client("dynamodb", **kwargs) as client:
+        yield client
+
+
+def _gsi(name: str, hash_key: str, range_key: str) -> dict[str, Any]:
+    return {
+        "IndexName": name,
+        "KeySchema": [
+            {"AttributeName": hash_key, "KeyType": "HASH"},
+            {"AttributeName": range_key, "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+
+
+async def create_table(client: Any, name: str, *, timeout: float = 120.0) -> bool:
+    """Create the graph table and its indexes unless it exists; wait until ACTIVE.
+
+    Returns whether it was created by this call.
+    """
+    created = True
+    try:
+        await client.create_table(
+            TableName=name,
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[
+                {"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK", "GSI2PK", "GSI2SK")
+            ],
+            KeySchema=[
+                {"AttributeName": "PK", "KeyType": "HASH"},
+                {"AttributeName": "SK", "KeyType": "RANGE"},
+            ],
+            GlobalSecondaryIndexes=[
+                _gsi("inverted", "SK", "PK"),
+                _gsi("gsi2", "GSI2PK", "GSI2SK"),
+            ],
+        )
+    except Exception as exc:
+        if error_code(exc) != "ResourceInUseException":
+            raise translate(exc) from exc
+        created = False
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        described = (await client.describe_table(TableName=name))["Table"]
+        indexes = described.get("GlobalSecondaryIndexes", [])
+        if described["TableStatus"] == "ACTIVE" and all(
+            i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
+        ):
+            return created
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"table {name} is not ACTIVE after {timeout:.0f}s")
+        await asyncio.sleep(1.0)

@@ -1,0 +1,92 @@
+"""The embedded DynamoDB: a moto server child process on a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from types import TracebackType
+
+__all__ = ["EmbeddedDynamoDB", "MissingEmbedded", "free_port"]
+
+
+class MissingEmbedded(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: the child gets SIGTERM when the parent dies, even by SIGKILL."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class EmbeddedDynamoDB:
+    """``with EmbeddedDynamoDB() as db: db.url`` runs moto's server until the block ends."""
+
+    def __init__(self, port: int | None = None, start_timeout: float = 30.0) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.start_timeout = start_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> str:
+        if importlib.util.find_spec("moto") is None:
+            raise MissingEmbedded(
+                "--dynamodb embedded needs moto's server: pip install 'edgewise[embedded]' "
+                "(or `make serve`, which installs it), or pass --dynamodb URL|aws"
+            )
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"moto server exited at start with code {self.process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1):
+                    return self.url
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"moto server did not answer on {self.url} in {self.start_timeout:.0f}s")
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def reset(self) -> None:
+        """Forget every table (moto's reset API)."""
+        request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
+    def __enter__(self) -> EmbeddedDynamoDB:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

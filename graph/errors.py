@@ -1,0 +1,78 @@
+"""One error root with flat subclasses, and the translation of botocore's errors into them."""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+__all__ = [
+    "BadUserInput",
+    "Conflict",
+    "EdgewiseError",
+    "NotFound",
+    "Unavailable",
+    "error_code",
+    "is_retryable",
+    "translate",
+]
+
+RETRYABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "LimitExceededException",
+    }
+)
+
+
+class EdgewiseError(Exception):
+    """The root of every error Edgewise raises on purpose; ``code`` is the GraphQL error code."""
+
+    code = "INTERNAL_SERVER_ERROR"
+
+
+class BadUserInput(EdgewiseError):
+    code = "BAD_USER_INPUT"
+
+
+class NotFound(EdgewiseError):
+    code = "NOT_FOUND"
+
+
+class Conflict(EdgewiseError):
+    code = "CONFLICT"
+
+
+class Unavailable(EdgewiseError):
+    """DynamoDB is still failing after the retry policy gave up."""
+
+    code = "UNAVAILABLE"
+
+
+def error_code(exc: BaseException) -> str:
+    """The DynamoDB error code of a ClientError, or '' for anything else."""
+    if isinstance(exc, ClientError):
+        return str(exc.response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Throttling, 5xx and connection-level failures are worth another attempt."""
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return error_code(exc) in RETRYABLE_CODES or int(status) >= 500
+    return isinstance(exc, BotoCoreError | OSError | TimeoutError)
+
+
+def translate(exc: BaseException) -> EdgewiseError:
+    """Turn a botocore failure into an Edgewise error; callers ``raise translate(e) from e``."""
+    code = error_code(exc)
+    if code == "ResourceNotFoundException":
+        return Unavailable(
+            "the DynamoDB table does not exist: run `edgewise create-table` for this endpoint"
+        )
+    if is_retryable(exc):
+        return Unavailable(f"DynamoDB is unavailable: {code or type(exc).__name__}")
+    return EdgewiseError(f"DynamoDB error: {code or type(exc).__name__}")

@@ -1,0 +1,279 @@
+"""The async table: batched, retried, counted DynamoDB calls over one aioboto3 client."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from .errors import Unavailable, is_retryable, translate
+from .keys import ItemKey
+
+__all__ = ["Item", "Page", "RetryPolicy", "Table", "Trace"]
+
+Item = dict[str, Any]
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+GET_BATCH = 100
+WRITE_BATCH = 25
+
+
+def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in item.items()}
+
+
+def from_dynamo(raw: Mapping[str, Any]) -> Item:
+    return {k: _deserializer.deserialize(v) for k, v in raw.items()}
+
+
+def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a failing DynamoDB call is retried: exponential backoff with full jitter.
+
+    Bounded both by ``attempts`` and by ``deadline`` seconds from the first attempt.
+    botocore's own retries are switched off (see :func:`graph.client.client_config`) so the
+    two layers never multiply; every attempt is made, and counted, here.
+    """
+
+    attempts: int = 8
+    base_delay: float = 0.02
+    max_delay: float = 1.0
+    deadline: float = 10.0
+
+    def backoff(self, attempt: int) -> float:
+        return random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+
+
+@dataclass
+class Trace:
+    """What one GraphQL request cost DynamoDB. ``rounds`` counts rises of in-flight calls from 0."""
+
+    requests: int = 0
+    rounds: int = 0
+    operations: Counter[str] = field(default_factory=Counter)
+    consumed_read_units: float = 0.0
+    consumed_write_units: float = 0.0
+    in_flight: int = 0
+
+    @asynccontextmanager
+    async def call(self, operation: str) -> AsyncIterator[None]:
+        if self.in_flight == 0:
+            self.rounds += 1
+        self.in_flight += 1
+        self.requests += 1
+        self.operations[operation] += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+    def consumed(self, response: Mapping[str, Any]) -> None:
+        capacity = response.get("ConsumedCapacity")
+        for entry in capacity if isinstance(capacity, list) else [capacity] if capacity else []:
+            self.consumed_read_units += float(entry.get("ReadCapacityUnits", 0) or 0)
+            self.consumed_write_units += float(entry.get("WriteCapacityUnits", 0) or 0)
+            if not entry.get("ReadCapacityUnits") and not entry.get("WriteCapacityUnits"):
+                self.consumed_read_units += float(entry.get("CapacityUnits", 0) or 0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "rounds": self.rounds,
+            "operations": dict(self.operations),
+            "consumedReadUnits": self.consumed_read_units,
+            "consumedWriteUnits": self.consumed_write_units,
+        }
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a Query: the items and, when more follow, the key of the last one."""
+
+    items: list[Item]
+    last: ItemKey | None
+
+
+class Table:
+    """One DynamoDB table over a shared aioboto3 client.
+
+    Make one per process and a :meth:`for_request` copy per request: the copy counts its calls in
+    its own :class:`Trace` and bounds how many it has in flight.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        name: str,
+        policy: RetryPolicy = RetryPolicy(),
+        trace: Trace | None = None,
+        max_in_flight: int = 64,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.policy = policy
+        self.trace = trace if trace is not None else Trace()
+        self.max_in_flight = max_in_flight
+        self._gate = asyncio.Semaphore(max_in_flight)
+
+    def for_request(self) -> Table:
+        return Table(self.client, self.name, self.policy, Trace(), self.max_in_flight)
+
+    async def _send(self, operation: str, **params: Any) -> dict[str, Any]:
+        method = getattr(self.client, _SNAKE[operation])
+        async with self._gate, self.trace.call(operation):
+            response: dict[str, Any] = await method(**params)
+        self.trace.consumed(response)
+        return response
+
+    async def call(self, operation: str, **params: Any) -> dict[str, Any]:
+        """Send one DynamoDB call, retrying what is retryable under the policy."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            try:
+                return await self._send(operation, **params)
+            except Exception as exc:
+                attempt += 1
+                delay = self.policy.backoff(attempt)
+                out_of_time = time.monotonic() + delay - started > self.policy.deadline
+                if not is_retryable(exc) or attempt >= self.policy.attempts or out_of_time:
+                    raise translate(exc) from exc
+                await asyncio.sleep(delay)
+
+    async def _drain(
+        self, operation: str, params: dict[str, Any], field_name: str, pending_key: str
+    ) -> list[dict[str, Any]]:
+        """Repeat a batch call with its unprocessed remainder until none is left or time is up."""
+        started = time.monotonic()
+        responses = []
+        attempt = 0
+        while True:
+            response = await self.call(operation, **params)
+            responses.append(response)
+            remainder = response.get(field_name) or {}
+            if not remainder:
+                return responses
+            attempt += 1
+            delay = self.policy.backoff(attempt)
+            if time.monotonic() + delay - started > self.policy.deadline:
+                raise Unavailable(f"DynamoDB left {operation} items unprocessed past the deadline")
+            await asyncio.sleep(delay)
+            params = {**params, pending_key: remainder}
+
+    async def get_many(self, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
+        """BatchGetItem: distinct keys in chunks of 100 sent together; missing keys are absent."""
+        distinct = list(dict.fromkeys(keys))
+        chunks = _chunks(distinct, GET_BATCH)
+        results = await asyncio.gather(*(self._get_chunk(chunk) for chunk in chunks))
+        found: dict[ItemKey, Item] = {}
+        for items in results:
+            for item in items:
+                found[ItemKey(item["PK"], item["SK"])] = item
+        return found
+
+    async def _get_chunk(self, keys: Sequence[ItemKey]) -> list[Item]:
+        request = {self.name: {"Keys": [k.to_dynamo() for k in keys]}}
+        params = {"RequestItems": request, "ReturnConsumedCapacity": "TOTAL"}
+        responses = await self._drain("BatchGetItem", params, "UnprocessedKeys", "RequestItems")
+        return [
+            from_dynamo(raw) for r in responses for raw in r.get("Responses", {}).get(self.name, [])
+        ]
+
+    async def query_page(
+        self,
+        partition: str,
+        prefix: str,
+        *,
+        index: str | None = None,
+        limit: int | None = None,
+        after: ItemKey | None = None,
+        forward: bool = True,
+        count: bool = False,
+    ) -> Page:
+        """One Query page of the items in ``partition`` whose sort key begins with ``prefix``.
+
+        On the table the partition is ``PK``; on ``inverted`` it is ``SK`` and the sort key ``PK``.
+        """
+        hash_attr, range_attr = ("SK", "PK") if index == "inverted" else ("PK", "SK")
+        params: dict[str, Any] = {
+            "TableName": self.name,
+            "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
+            "ExpressionAttributeNames": {"#h": hash_attr, "#r": range_attr},
+            "ExpressionAttributeValues": {":h": {"S": partition}, ":r": {"S": prefix}},
+            "ScanIndexForward": forward,
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if index:
+            params["IndexName"] = index
+        if limit is not None:
+            params["Limit"] = limit
+        if after is not None:
+            params["ExclusiveStartKey"] = after.to_dynamo()
+        if count:
+            params["Select"] = "COUNT"
+        response = await self.call("Query", **params)
+        last = response.get("LastEvaluatedKey")
+        items = [from_dynamo(raw) for raw in response.get("Items", [])]
+        if count:
+            items = [{"count": response.get("Count", 0)}]
+        return Page(items, ItemKey(last["PK"]["S"], last["SK"]["S"]) if last else None)
+
+    async def query_all(self, partition: str, prefix: str, *, index: str | None = None) -> list[Item]:
+        """Every item of a Query, following its pages."""
+        items: list[Item] = []
+        after = None
+        while True:
+            page = await self.query_page(partition, prefix, index=index, after=after)
+            items.extend(page.items)
+            if page.last is None:
+                return items
+            after = page.last
+
+    async def count(self, partition: str, prefix: str, *, index: str | None = None) -> int:
+        """How many items a Query matches (Select=COUNT, following pages)."""
+        total = 0
+        after = None
+        while True:
+            page = await self.query_page(partition, prefix, index=index, after=after, count=True)
+            total += int(page.items[0]["count"])
+            if page.last is None:
+                return total
+            after = page.last
+
+    async def batch_write(
+        self, puts: Iterable[Mapping[str, Any]] = (), deletes: Iterable[ItemKey] = ()
+    ) -> int:
+        """BatchWriteItem in chunks of 25, sent concurrently; returns how many items were written."""
+        requests = [{"PutRequest": {"Item": to_dynamo(item)}} for item in puts]
+        requests += [{"DeleteRequest": {"Key": key.to_dynamo()}} for key in deletes]
+        await asyncio.gather(*(self._write_chunk(c) for c in _chunks(requests, WRITE_BATCH)))
+        return len(requests)
+
+    async def _write_chunk(self, requests: Sequence[dict[str, Any]]) -> None:
+        params = {"RequestItems": {self.name: list(requests)}, "ReturnConsumedCapacity": "TOTAL"}
+        await self._drain("BatchWriteItem", params, "UnprocessedItems", "RequestItems")
+
+
+_SNAKE = {
+    "BatchGetItem": "batch_get_item",
+    "BatchWriteItem": "batch_write_item",
+    "Query": "query",
+    "Scan": "scan",
+    "GetItem": "get_item",
+    "PutItem": "put_item",
+    "TransactWriteItems": "transact_write_items",
+    "DescribeTable": "describe_table",
+}

@@ -1,0 +1,1 @@
+"""Edgewise server: GraphQL types and resolvers, the HTTP app, the CLI."""

@@ -1,0 +1,161 @@
+"""The ``edgewise`` command line (also ``python -m server``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import logging
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from graph.client import Endpoint, create_table, open_client
+from graph.errors import EdgewiseError
+from graph.seed import demo_items, generate
+from graph.table import Table
+
+from .settings import Settings
+
+__all__ = ["main"]
+
+CHUNK = 2000
+
+
+def _connection_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dynamodb",
+        default=os.environ.get("EDGEWISE_DYNAMODB", "embedded"),
+        help="embedded (default; a moto server child process), aws, or an endpoint URL such as "
+        "http://127.0.0.1:8001 (env EDGEWISE_DYNAMODB)",
+    )
+    parser.add_argument(
+        "--table",
+        default=os.environ.get("EDGEWISE_TABLE", "graph"),
+        help="table name (env EDGEWISE_TABLE; default graph)",
+    )
+
+
+def _endpoint(args: argparse.Namespace) -> Endpoint:
+    if args.dynamodb == "embedded":
+        raise SystemExit(
+            f"edgewise {args.command}: the embedded DynamoDB lives only inside `edgewise serve`; "
+            "pass --dynamodb URL (or aws), or set EDGEWISE_DYNAMODB"
+        )
+    return Endpoint.parse(args.dynamodb)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="edgewise", description="A GraphQL API over a DynamoDB single-table graph."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the API under uvicorn")
+    serve.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    _connection_flags(serve)
+    serve.add_argument(
+        "--demo",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="load the demo data into the embedded DynamoDB (default on)",
+    )
+    serve.add_argument("--data-file", type=Path, help="durable embedded mode: load/save this file")
+    serve.add_argument("--production", action="store_true", help="no playground")
+
+    create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
+    _connection_flags(create)
+
+    seed = commands.add_parser("seed", help="load the demo data, or generate a graph")
+    _connection_flags(seed)
+    seed.add_argument("--demo", action="store_true", help="the demo data of the README")
+    seed.add_argument("--users", type=int, default=0, help="users to generate")
+    seed.add_argument("--groups", type=int, default=0, help="groups to generate")
+    seed.add_argument("--products", type=int, default=0, help="products to generate")
+    seed.add_argument("--memberships", type=int, default=3, help="groups per user (default 3)")
+    seed.add_argument(
+        "--subscriptions", type=int, default=3, help="products per group (default 3)"
+    )
+    seed.add_argument("--random-seed", type=int, default=0, help="same seed, same graph")
+
+    export = commands.add_parser("export-schema", help="print or write the GraphQL SDL")
+    export.add_argument("--output", type=Path, help="write here instead of printing")
+    return parser
+
+
+async def _write_all(args: argparse.Namespace, items: Iterable[dict[str, Any]], total: int) -> int:
+    async with open_client(_endpoint(args)) as client:
+        table = Table(client, args.table)
+        with tqdm(total=total, unit="items", desc="writing", file=sys.stderr) as bar:
+            iterator = iter(items)
+            while chunk := list(itertools.islice(iterator, CHUNK)):
+                bar.update(await table.batch_write(chunk))
+        return int(bar.n)
+
+
+def _seed(args: argparse.Namespace) -> None:
+    if args.demo:
+        items = demo_items()
+        written = asyncio.run(_write_all(args, items, len(items)))
+    else:
+        counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
+        if min(counts) < 0 or not any(counts[:3]):
+            raise SystemExit("edgewise seed: pass --demo, or --users/--groups/--products >= 0")
+        if args.users and args.memberships and not args.groups:
+            raise SystemExit("edgewise seed: users can only join groups: pass --groups N")
+        total = (
+            args.users * (1 + min(args.memberships, args.groups))
+            + args.groups * (1 + min(args.subscriptions, args.products))
+            + args.products
+        )
+        items_iter = generate(*counts, seed=args.random_seed)
+        written = asyncio.run(_write_all(args, items_iter, total))
+    print(f"wrote {written} items to table {args.table!r}")
+
+
+def _create_table(args: argparse.Namespace) -> None:
+    async def run() -> bool:
+        async with open_client(_endpoint(args)) as client:
+            return await create_table(client, args.table)
+
+    created = asyncio.run(run())
+    print(f"table {args.table!r} {'created' if created else 'already exists'} and ACTIVE")
+
+
+def _serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from .app import create_app
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = Settings(args.dynamodb, args.table, args.demo, args.data_file, args.production)
+    uvicorn.run(create_app(settings), host=args.host, port=args.port)
+
+
+def _export_schema(args: argparse.Namespace) -> None:
+    from .schema import schema
+
+    sdl = schema.as_str() + "\n"
+    if args.output:
+        args.output.write_text(sdl)
+    else:
+        sys.stdout.write(sdl)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    handler = {
+        "serve": _serve,
+        "create-table": _create_table,
+        "seed": _seed,
+        "export-schema": _export_schema,
+    }[args.command]
+    try:
+        handler(args)
+    except EdgewiseError as exc:
+        raise SystemExit(f"edgewise {args.command}: {exc}") from None

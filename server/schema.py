@@ -1,0 +1,112 @@
+"""The one strawberry schema: the Query root, and error codes on every error."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Annotated, Any
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.types import ExecutionContext
+
+from graph.errors import EdgewiseError
+from graph.keys import NodeKey, NodeType, parse_global_id, parse_id
+
+from .context import Info
+from .types import NODE_CLASSES, Group, Node, Organization, Product, User
+from .types.base import prefetch
+
+__all__ = ["Query", "format_error", "schema"]
+
+log = logging.getLogger("edgewise")
+
+ID_HELP = "A bare id (`alice`) or a global id of this type (`USER#alice`)."
+
+
+async def lookup(info: Info, key: NodeKey | None) -> Any:
+    """The node at ``key`` or ``None``; its selected edges start loading in the same wave."""
+    if key is None or key.type not in NODE_CLASSES:
+        return None
+    node = NODE_CLASSES[key.type](key=key)
+    prefetch(node, info, info.selected_fields[0].selections)
+    return node if await info.context.loaders.node(key) is not None else None
+
+
+@strawberry.type(description="Reads.")
+class Query:
+    @strawberry.field(description="Any node by its global id (`USER#alice`).")
+    async def node(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")]
+    ) -> Node | None:
+        result: Node | None = await lookup(info, parse_global_id(id))
+        return result
+
+    @strawberry.field(description="Nodes by global id, in order; null where there is none.")
+    async def nodes(
+        self,
+        info: Info,
+        ids: Annotated[list[strawberry.ID], strawberry.argument(description="Global ids.")],
+    ) -> list[Node | None]:
+        keys = [parse_global_id(i) for i in ids]
+        return list(await asyncio.gather(*(lookup(info, key) for key in keys)))
+
+    @strawberry.field(description="A user by id.")
+    async def user(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description=ID_HELP)]
+    ) -> User | None:
+        result: User | None = await lookup(info, parse_id(id, NodeType.USER))
+        return result
+
+    @strawberry.field(description="A group by id.")
+    async def group(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description=ID_HELP)]
+    ) -> Group | None:
+        result: Group | None = await lookup(info, parse_id(id, NodeType.GROUP))
+        return result
+
+    @strawberry.field(description="A product by id.")
+    async def product(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description=ID_HELP)]
+    ) -> Product | None:
+        result: Product | None = await lookup(info, parse_id(id, NodeType.PRODUCT))
+        return result
+
+    @strawberry.field(description="An organization by id.")
+    async def organization(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description=ID_HELP)]
+    ) -> Organization | None:
+        result: Organization | None = await lookup(info, parse_id(id, NodeType.ORG))
+        return result
+
+
+def format_error(error: GraphQLError) -> dict[str, Any]:
+    """The error as sent: ``extensions.code`` always; unexpected errors masked (logged elsewhere)."""
+    original = error.original_error
+    if original is None:
+        code = "BAD_USER_INPUT"  # parse, validation and variable errors
+    elif isinstance(original, EdgewiseError):
+        code = original.code
+    else:
+        code = "INTERNAL_SERVER_ERROR"
+    formatted = error.formatted
+    if code == "INTERNAL_SERVER_ERROR":
+        formatted["message"] = "Internal server error"
+    formatted["extensions"] = {**formatted.get("extensions", {}), "code": code}
+    return formatted
+
+
+class Schema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        """Log only what the client cannot be told: errors that are not ours on purpose."""
+        for error in errors:
+            original = error.original_error
+            if original is not None and (
+                not isinstance(original, EdgewiseError) or original.code == "INTERNAL_SERVER_ERROR"
+            ):
+                log.error("unexpected error at %s", error.path, exc_info=original)
+
+
+schema = Schema(query=Query, types=list(NODE_CLASSES.values()))

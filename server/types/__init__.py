@@ -1,0 +1,6 @@
+"""GraphQL types."""
+
+from .base import Node
+from .nodes import NODE_CLASSES, Group, Organization, Product, User
+
+__all__ = ["NODE_CLASSES", "Group", "Node", "Organization", "Product", "User"]

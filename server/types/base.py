@@ -1,0 +1,204 @@
+"""The Node interface, pagination, enums and the helpers every node type shares."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+import strawberry
+from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField
+
+from graph.errors import BadUserInput, EdgewiseError, NotFound
+from graph.keys import ItemKey, NodeKey, decode_cursor, encode_cursor
+from graph.loaders import EdgePage, PageRequest
+from graph.model import Edges, EdgeType
+from graph.table import Item
+
+from ..context import Info
+
+__all__ = [
+    "DEFAULT_FIRST",
+    "MAX_FIRST",
+    "Connection",
+    "Edge",
+    "GroupRole",
+    "Node",
+    "OrgRole",
+    "PageInfo",
+    "SubscriptionStatus",
+    "connection_prefetcher",
+    "page_request",
+    "prefetch",
+    "stored",
+    "to_datetime",
+]
+
+DEFAULT_FIRST = 20
+MAX_FIRST = 100
+
+
+@strawberry.enum(description="A user's role in a group.")
+class GroupRole(enum.Enum):
+    OWNER = "OWNER"
+    MEMBER = "MEMBER"
+
+
+@strawberry.enum(description="A user's role in an organization.")
+class OrgRole(enum.Enum):
+    ADMIN = "ADMIN"
+    MEMBER = "MEMBER"
+
+
+@strawberry.enum(description="Whether a subscription grants access.")
+class SubscriptionStatus(enum.Enum):
+    ACTIVE = "ACTIVE"
+    CANCELED = "CANCELED"
+
+
+def to_datetime(value: Any) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(str(value))
+
+
+Prefetcher = Callable[[NodeKey, dict[str, Any], SelectedField, Info], list[Awaitable[Any]]]
+
+
+@strawberry.interface(description="An object with a global id, fetchable with `node(id:)`.")
+class Node:
+    key: strawberry.Private[NodeKey]
+
+    @strawberry.field(description="The global id: the node key, e.g. `USER#alice`.")
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(str(self.key))
+
+    async def item(self, info: Info) -> Item:
+        """The node's own item, through the request's batching loader."""
+        item = await info.context.loaders.node(self.key)
+        if item is None:
+            raise NotFound(f"{self.key} does not exist")
+        return item
+
+    # Fields that load something other than the node item, and how to start that load early.
+    prefetchers: ClassVar[dict[str, Prefetcher]] = {}
+
+
+def stored(
+    attribute: str, type_: Any, description: str, convert: Callable[[Any], Any] | None = None
+) -> Any:
+    """A field read from the node's own item."""
+
+    async def resolve(root: Node, info: Info) -> Any:
+        value = (await root.item(info)).get(attribute)
+        return convert(value) if convert is not None and value is not None else value
+
+    resolve.__annotations__["return"] = type_
+    return strawberry.field(resolver=resolve, description=description)
+
+
+@strawberry.type(description="Where a page of a connection ends.")
+class PageInfo:
+    has_next_page: bool = strawberry.field(description="Whether more edges follow this page.")
+    end_cursor: str | None = strawberry.field(
+        description="Pass as `after` to get the next page; null on an empty page."
+    )
+
+
+def page_request(
+    node: NodeKey, edge: EdgeType, reverse: bool, first: int | None, after: str | None
+) -> PageRequest:
+    """Validate connection arguments into a loader key."""
+    first = DEFAULT_FIRST if first is None or first is strawberry.UNSET else first
+    after = None if after is strawberry.UNSET else after
+    if not 0 <= first <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
+    edges = Edges(node, edge, reverse)
+    start = None
+    if after is not None:
+        start = decode_cursor(after)
+        if (start.sk if reverse else start.pk) != str(node):
+            raise BadUserInput("this cursor belongs to another connection")
+    return PageRequest(edges, first, start)
+
+
+@strawberry.type
+class Edge:
+    item: strawberry.Private[Item]
+    edges: strawberry.Private[Edges]
+
+    @strawberry.field(description="Opaque position of this edge; pass as `after` to continue.")
+    def cursor(self) -> str:
+        return encode_cursor(ItemKey(self.item["PK"], self.item["SK"]))
+
+
+@strawberry.type
+class Connection:
+    request: strawberry.Private[PageRequest]
+
+    async def page(self, info: Info) -> EdgePage:
+        page: EdgePage = await info.context.loaders.pages.load(self.request)
+        return page
+
+    @strawberry.field(description="Pagination state of this page.")
+    async def page_info(self, info: Info) -> PageInfo:
+        page = await self.page(info)
+        last = page.items[-1] if page.items else None
+        cursor = encode_cursor(ItemKey(last["PK"], last["SK"])) if last else None
+        return PageInfo(has_next_page=page.has_next, end_cursor=cursor)
+
+    @strawberry.field(description="How many edges the whole connection has, on every page.")
+    async def total_count(self, info: Info) -> int:
+        count: int = await info.context.loaders.counts.load(self.request.edges)
+        return count
+
+
+def connection_prefetcher(edge: EdgeType, reverse: bool) -> Prefetcher:
+    """Start a connection's page (and count, if selected) loads before its parent resolves."""
+
+    def start(
+        key: NodeKey, args: dict[str, Any], field: SelectedField, info: Info
+    ) -> list[Awaitable[Any]]:
+        request = page_request(key, edge, reverse, args.get("first"), args.get("after"))
+        loads = [info.context.loaders.pages.load(request)]
+        if any(f.name == "totalCount" for f in _fields(field.selections, None)):
+            loads.append(info.context.loaders.counts.load(request.edges))
+        return loads
+
+    return start
+
+
+def _fields(selections: Iterable[Any], type_name: str | None) -> Iterator[SelectedField]:
+    for selection in selections:
+        if isinstance(selection, SelectedField):
+            yield selection
+        elif isinstance(selection, FragmentSpread | InlineFragment) and (
+            type_name is None or selection.type_condition in (None, type_name, "Node")
+        ):
+            yield from _fields(selection.selections, type_name)
+
+
+def _settle(future: Awaitable[Any]) -> None:
+    """A prefetch nobody awaits (its parent turned out null) must not log a lost exception."""
+    if hasattr(future, "add_done_callback"):
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def prefetch(node: Node, info: Info, selections: Iterable[Any]) -> None:
+    """Start the loads of ``node``'s selected edge fields now, in the same wave as its own item.
+
+    A root lookup must await the item to answer null for a missing node; without this, the
+    node's edges would wait for that answer and cost a wave more. Loaders cache by key, so the
+    field resolvers later await these same loads.
+    """
+    prefetchers = type(node).prefetchers
+    for field in _fields(selections, type(node).__name__):
+        start = prefetchers.get(field.name)
+        if start is None:
+            continue
+        try:
+            loads = start(node.key, field.arguments, field, info)
+        except EdgewiseError:
+            continue  # the field resolver reports it
+        for load in loads:
+            _settle(load)
