@@ -27,7 +27,9 @@ class Endpoint:
     @classmethod
     def parse(cls, value: str) -> Endpoint:
         if value == "aws":
-            return cls(None, os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "")
+            return cls(
+                None, os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
+            )
         return cls(value)
 
 
@@ -52,7 +54,8 @@ async def open_client(endpoint: Endpoint, config: Config | None = None) -> Async
     if endpoint.url is not None:
         kwargs["endpoint_url"] = endpoint.url
         kwargs["region_name"] = endpoint.region
-        if await session.get_credentials() is None:
+        # aioboto3's session returns a coroutine here, whatever its stubs say
+        if await session.get_credentials() is None:  # type: ignore[misc]
             kwargs["aws_access_key_id"] = "edgewise"
             kwargs["aws_secret_access_key"] = "edgewise"
     elif endpoint.region:
@@ -72,7 +75,7 @@ def _gsi(name: str, hash_key: str, range_key: str) -> dict[str, Any]:
     }
 
 
-async def create_table(client: Any, name: str, *, timeout: float = 120.0) -> bool:
+async def create_table(client: Any, name: str, *, wait: float = 120.0) -> bool:
     """Create the graph table and its indexes unless it exists; wait until ACTIVE.
 
     Returns whether it was created by this call.
@@ -98,7 +101,7 @@ async def create_table(client: Any, name: str, *, timeout: float = 120.0) -> boo
         if error_code(exc) != "ResourceInUseException":
             raise translate(exc) from exc
         created = False
-    deadline = asyncio.get_running_loop().time() + timeout
+    deadline = asyncio.get_running_loop().time() + wait
     while True:
         described = (await client.describe_table(TableName=name))["Table"]
         indexes = described.get("GlobalSecondaryIndexes", [])
@@ -107,5 +110,5 @@ async def create_table(client: Any, name: str, *, timeout: float = 120.0) -> boo
         ):
             return created
         if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(f"table {name} is not ACTIVE after {timeout:.0f}s")
+            raise TimeoutError(f"table {name} is not ACTIVE after {wait:.0f}s")
         await asyncio.sleep(1.0)

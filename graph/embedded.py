@@ -56,7 +56,9 @@ class EmbeddedDynamoDB:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"moto server exited at start with code {self.process.returncode}")
+                raise RuntimeError(
+                    f"moto server exited at start with code {self.process.returncode}"
+                )
             try:
                 with urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1):
                     return self.url
@@ -87,6 +89,9 @@ class EmbeddedDynamoDB:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()

@@ -89,7 +89,7 @@ def parse_global_id(raw: str) -> NodeKey | None:
 
 
 def parse_id(raw: str, node_type: NodeType) -> NodeKey | None:
-    """Parse a bare id or a global id of ``node_type``; a global id of another type finds nothing."""
+    """A bare id, or a global id of ``node_type``; a global id of another type finds nothing."""
     if "#" not in raw:
         return NodeKey(node_type, validate_id(raw))
     key = parse_global_id(raw)

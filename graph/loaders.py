@@ -33,10 +33,12 @@ class Loaders:
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        self.items: DataLoader = DataLoader(self._load_items, max_batch_size=100)
-        self.pages: DataLoader = DataLoader(self._load_pages)
-        self.all_edges: DataLoader = DataLoader(self._load_all_edges)
-        self.counts: DataLoader = DataLoader(self._load_counts)
+        self.items: DataLoader[ItemKey, Item | None] = DataLoader(
+            self._load_items, max_batch_size=100
+        )
+        self.pages: DataLoader[PageRequest, EdgePage] = DataLoader(self._load_pages)
+        self.all_edges: DataLoader[Edges, list[Item]] = DataLoader(self._load_all_edges)
+        self.counts: DataLoader[Edges, int] = DataLoader(self._load_counts)
 
     async def node(self, key: NodeKey) -> Item | None:
         item: Item | None = await self.items.load(key.item)

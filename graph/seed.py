@@ -22,6 +22,7 @@ def _node(type_: NodeType, id_: str, **fields: Any) -> dict[str, Any]:
 
 def demo_items() -> list[dict[str, Any]]:
     """Exactly the demo data of CONTRACT.md."""
+
     def k(t: NodeType, i: str) -> NodeKey:
         return NodeKey(t, i)
 
@@ -47,9 +48,21 @@ def demo_items() -> list[dict[str, Any]]:
         _node(USER, "billgates", name="Bill Gates"),
         _node(USER, "satyanadella", name="Satya Nadella"),
         _node(USER, "jeffbezos", name="Jeff Bezos"),
-        edge_item(HAS_MEMBER, k(ORG, "microsoft"), k(USER, "billgates"), {"role": "MEMBER", "joinedAt": AT}),
-        edge_item(HAS_MEMBER, k(ORG, "microsoft"), k(USER, "satyanadella"), {"role": "ADMIN", "joinedAt": AT}),
-        edge_item(HAS_MEMBER, k(ORG, "amazon"), k(USER, "jeffbezos"), {"role": "ADMIN", "joinedAt": AT}),
+        edge_item(
+            HAS_MEMBER,
+            k(ORG, "microsoft"),
+            k(USER, "billgates"),
+            {"role": "MEMBER", "joinedAt": AT},
+        ),
+        edge_item(
+            HAS_MEMBER,
+            k(ORG, "microsoft"),
+            k(USER, "satyanadella"),
+            {"role": "ADMIN", "joinedAt": AT},
+        ),
+        edge_item(
+            HAS_MEMBER, k(ORG, "amazon"), k(USER, "jeffbezos"), {"role": "ADMIN", "joinedAt": AT}
+        ),
     ]
 
 
@@ -65,7 +78,9 @@ def generate(
         yield _node(GROUP, f"g{i}", name=f"Group {i}")
         for p in rng.sample(range(products), min(subscriptions, products)):
             fields = {"plan": rng.choice(["basic", "pro"]), "status": "ACTIVE"}
-            yield edge_item(SUBSCRIBES_TO, NodeKey(GROUP, f"g{i}"), NodeKey(PRODUCT, f"p{p}"), fields)
+            yield edge_item(
+                SUBSCRIBES_TO, NodeKey(GROUP, f"g{i}"), NodeKey(PRODUCT, f"p{p}"), fields
+            )
     for i in range(users):
         yield _node(USER, f"u{i}", name=f"User {i}", email=f"u{i}@example.com")
         for g in rng.sample(range(groups), min(memberships, groups)):

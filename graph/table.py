@@ -231,7 +231,9 @@ class Table:
             items = [{"count": response.get("Count", 0)}]
         return Page(items, ItemKey(last["PK"]["S"], last["SK"]["S"]) if last else None)
 
-    async def query_all(self, partition: str, prefix: str, *, index: str | None = None) -> list[Item]:
+    async def query_all(
+        self, partition: str, prefix: str, *, index: str | None = None
+    ) -> list[Item]:
         """Every item of a Query, following its pages."""
         items: list[Item] = []
         after = None
@@ -256,7 +258,7 @@ class Table:
     async def batch_write(
         self, puts: Iterable[Mapping[str, Any]] = (), deletes: Iterable[ItemKey] = ()
     ) -> int:
-        """BatchWriteItem in chunks of 25, sent concurrently; returns how many items were written."""
+        """BatchWriteItem in chunks of 25, sent concurrently; returns how many were written."""
         requests = [{"PutRequest": {"Item": to_dynamo(item)}} for item in puts]
         requests += [{"DeleteRequest": {"Key": key.to_dynamo()}} for key in deletes]
         await asyncio.gather(*(self._write_chunk(c) for c in _chunks(requests, WRITE_BATCH)))

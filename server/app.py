@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -37,7 +36,9 @@ async def open_table(settings: Settings) -> AsyncIterator[Table]:
     async with AsyncExitStack() as stack:
         if settings.dynamodb == "embedded":
             embedded = EmbeddedDynamoDB()
-            await asyncio.to_thread(embedded.start)
+            # Started from this (the loop's) thread on purpose: PR_SET_PDEATHSIG ties the
+            # child to the thread that forked it. Nothing is served yet, so blocking is fine.
+            embedded.start()
             stack.callback(embedded.stop)
             endpoint = Endpoint(embedded.url)
         else:
@@ -135,18 +136,16 @@ async def readyz(request: Request) -> Response:
     return PlainTextResponse("ready")
 
 
-def create_app(settings: Settings = Settings(), table: Table | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, table: Table | None = None) -> Starlette:
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
     opens one client for the process from ``settings`` and closes it at shutdown."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        app.state.settings = settings
         if table is not None:
-            app.state.table = table
             yield
             return
-        async with open_table(settings) as opened:
+        async with open_table(app.state.settings) as opened:
             app.state.table = opened
             yield
 
@@ -156,4 +155,8 @@ def create_app(settings: Settings = Settings(), table: Table | None = None) -> S
         Route("/readyz", readyz),
         Route("/playground/{name}", playground.asset),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.settings = settings or Settings()
+    if table is not None:
+        app.state.table = table
+    return app

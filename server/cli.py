@@ -78,9 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--groups", type=int, default=0, help="groups to generate")
     seed.add_argument("--products", type=int, default=0, help="products to generate")
     seed.add_argument("--memberships", type=int, default=3, help="groups per user (default 3)")
-    seed.add_argument(
-        "--subscriptions", type=int, default=3, help="products per group (default 3)"
-    )
+    seed.add_argument("--subscriptions", type=int, default=3, help="products per group (default 3)")
     seed.add_argument("--random-seed", type=int, default=0, help="same seed, same graph")
 
     export = commands.add_parser("export-schema", help="print or write the GraphQL SDL")

@@ -29,7 +29,7 @@ async def lookup(info: Info, key: NodeKey | None) -> Any:
     if key is None or key.type not in NODE_CLASSES:
         return None
     node = NODE_CLASSES[key.type](key=key)
-    prefetch(node, info, info.selected_fields[0].selections)
+    prefetch(node, info)
     return node if await info.context.loaders.node(key) is not None else None
 
 
@@ -37,7 +37,9 @@ async def lookup(info: Info, key: NodeKey | None) -> Any:
 class Query:
     @strawberry.field(description="Any node by its global id (`USER#alice`).")
     async def node(
-        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")]
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")],
     ) -> Node | None:
         result: Node | None = await lookup(info, parse_global_id(id))
         return result
@@ -81,7 +83,7 @@ class Query:
 
 
 def format_error(error: GraphQLError) -> dict[str, Any]:
-    """The error as sent: ``extensions.code`` always; unexpected errors masked (logged elsewhere)."""
+    """The error as sent: always with ``extensions.code``; unexpected errors masked."""
     original = error.original_error
     if original is None:
         code = "BAD_USER_INPUT"  # parse, validation and variable errors
@@ -89,7 +91,7 @@ def format_error(error: GraphQLError) -> dict[str, Any]:
         code = original.code
     else:
         code = "INTERNAL_SERVER_ERROR"
-    formatted = error.formatted
+    formatted: dict[str, Any] = dict(error.formatted)
     if code == "INTERNAL_SERVER_ERROR":
         formatted["message"] = "Internal server error"
     formatted["extensions"] = {**formatted.get("extensions", {}), "code": code}

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import enum
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from typing import Any, ClassVar
 
 import strawberry
-from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField
+from graphql import (
+    FieldNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLField,
+    GraphQLObjectType,
+    GraphQLResolveInfo,
+    SelectionSetNode,
+    Undefined,
+    value_from_ast,
+)
 
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.keys import ItemKey, NodeKey, decode_cursor, encode_cursor
@@ -62,7 +72,8 @@ def to_datetime(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
 
 
-Prefetcher = Callable[[NodeKey, dict[str, Any], SelectedField, Info], list[Awaitable[Any]]]
+# (node key, the field's coerced arguments, names of its selected subfields, info) -> loads
+Prefetcher = Callable[[NodeKey, dict[str, Any], set[str], Info], list[Awaitable[Any]]]
 
 
 @strawberry.interface(description="An object with a global id, fetchable with `node(id:)`.")
@@ -157,48 +168,71 @@ def connection_prefetcher(edge: EdgeType, reverse: bool) -> Prefetcher:
     """Start a connection's page (and count, if selected) loads before its parent resolves."""
 
     def start(
-        key: NodeKey, args: dict[str, Any], field: SelectedField, info: Info
+        key: NodeKey, args: dict[str, Any], subfields: set[str], info: Info
     ) -> list[Awaitable[Any]]:
         request = page_request(key, edge, reverse, args.get("first"), args.get("after"))
-        loads = [info.context.loaders.pages.load(request)]
-        if any(f.name == "totalCount" for f in _fields(field.selections, None)):
+        loads: list[Awaitable[Any]] = [info.context.loaders.pages.load(request)]
+        if "totalCount" in subfields:
             loads.append(info.context.loaders.counts.load(request.edges))
         return loads
 
     return start
 
 
-def _fields(selections: Iterable[Any], type_name: str | None) -> Iterator[SelectedField]:
-    for selection in selections:
-        if isinstance(selection, SelectedField):
+def _fields(
+    info: GraphQLResolveInfo[Any], selections: SelectionSetNode | None, type_name: str | None
+) -> Iterator[FieldNode]:
+    """The fields selected in a selection set, through fragments that apply to ``type_name``."""
+    for selection in selections.selections if selections else ():
+        if isinstance(selection, FieldNode):
             yield selection
-        elif isinstance(selection, FragmentSpread | InlineFragment) and (
-            type_name is None or selection.type_condition in (None, type_name, "Node")
-        ):
-            yield from _fields(selection.selections, type_name)
+            continue
+        if isinstance(selection, FragmentSpreadNode):
+            fragment: Any = info.fragments[selection.name.value]
+        else:
+            fragment = selection
+        condition = fragment.type_condition.name.value if fragment.type_condition else None
+        if type_name is None or condition in (None, type_name, "Node"):
+            yield from _fields(info, fragment.selection_set, type_name)
+
+
+def _arguments(definition: GraphQLField, field: FieldNode, info: Info) -> dict[str, Any]:
+    """The field's arguments as given (literals coerced, variables looked up)."""
+    args = {}
+    for arg in field.arguments or ():
+        type_ = definition.args[arg.name.value].type
+        value = value_from_ast(arg.value, type_, info.variable_values)
+        args[arg.name.value] = None if value is Undefined else value
+    return args
 
 
 def _settle(future: Awaitable[Any]) -> None:
     """A prefetch nobody awaits (its parent turned out null) must not log a lost exception."""
-    if hasattr(future, "add_done_callback"):
+    if isinstance(future, asyncio.Future):
         future.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
-def prefetch(node: Node, info: Info, selections: Iterable[Any]) -> None:
+def prefetch(node: Node, info: Info) -> None:
     """Start the loads of ``node``'s selected edge fields now, in the same wave as its own item.
 
     A root lookup must await the item to answer null for a missing node; without this, the
     node's edges would wait for that answer and cost a wave more. Loaders cache by key, so the
     field resolvers later await these same loads.
     """
-    prefetchers = type(node).prefetchers
-    for field in _fields(selections, type(node).__name__):
-        start = prefetchers.get(field.name)
-        if start is None:
-            continue
-        try:
-            loads = start(node.key, field.arguments, field, info)
-        except EdgewiseError:
-            continue  # the field resolver reports it
-        for load in loads:
-            _settle(load)
+    raw = info._raw_info
+    type_name = type(node).__name__
+    graphql_type = raw.schema.get_type(type_name)
+    assert isinstance(graphql_type, GraphQLObjectType)
+    for root in raw.field_nodes:
+        for field in _fields(raw, root.selection_set, type_name):
+            start = type(node).prefetchers.get(field.name.value)
+            if start is None:
+                continue
+            try:
+                args = _arguments(graphql_type.fields[field.name.value], field, info)
+                subfields = {f.name.value for f in _fields(raw, field.selection_set, None)}
+                loads = start(node.key, args, subfields, info)
+            except (EdgewiseError, GraphQLError):
+                continue  # the field resolver reports it
+            for load in loads:
+                _settle(load)

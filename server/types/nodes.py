@@ -87,7 +87,10 @@ class Subscription(Edge):
         "status", SubscriptionStatus, "Whether the subscription grants access.", SubscriptionStatus
     )
     valid_until: datetime | None = edge_field(
-        "validUntil", datetime | None, "When the subscription ends; null if it does not.", to_datetime
+        "validUntil",
+        datetime | None,
+        "When the subscription ends; null if it does not.",
+        to_datetime,
     )
 
 
@@ -196,7 +199,9 @@ class User(Node):
     async def has_access(
         self,
         info: Info,
-        product_id: Annotated[strawberry.ID, strawberry.argument(description="Bare or global product id.")],
+        product_id: Annotated[
+            strawberry.ID, strawberry.argument(description="Bare or global product id.")
+        ],
     ) -> bool:
         product = parse_id(product_id, NodeType.PRODUCT)
         return product is not None and await access.has_access(
@@ -206,13 +211,13 @@ class User(Node):
 
 User.prefetchers = {
     "groups": connection_prefetcher(MEMBER_OF, False),
-    "organization": lambda key, args, field, info: [
+    "organization": lambda key, args, subfields, info: [
         info.context.loaders.pages.load(page_request(key, HAS_MEMBER, True, 1, None))
     ],
-    "products": lambda key, args, field, info: [
+    "products": lambda key, args, subfields, info: [
         info.context.loaders.all_edges.load(Edges(key, MEMBER_OF))
     ],
-    "hasAccess": lambda key, args, field, info: [
+    "hasAccess": lambda key, args, subfields, info: [
         info.context.loaders.all_edges.load(Edges(key, MEMBER_OF))
     ],
 }
@@ -254,7 +259,9 @@ class Product(Node):
     description: str | None = stored("description", str | None, "Free text.")
     version: int = stored("version", int, "Optimistic-locking version, 1 at creation.", int)
 
-    @strawberry.field(description="The groups subscribing to the product (SUBSCRIBES_TO in reverse).")
+    @strawberry.field(
+        description="The groups subscribing to the product (SUBSCRIBES_TO in reverse)."
+    )
     def subscribers(
         self,
         first: Annotated[int | None, strawberry.argument(description=FIRST)] = strawberry.UNSET,

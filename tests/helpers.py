@@ -1,0 +1,21 @@
+"""Helpers shared by the HTTP tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+
+async def gql(
+    client: httpx.AsyncClient, query: str, variables: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """POST a query with tracing on; returns the JSON body (asserting HTTP 200)."""
+    response = await client.post(
+        "/graphql",
+        json={"query": query, "variables": variables or {}},
+        headers={"Edgewise-Trace": "1"},
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body

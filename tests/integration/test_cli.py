@@ -1,0 +1,177 @@
+"""The command line against a real moto server over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from graph.embedded import EmbeddedDynamoDB, free_port
+from graph.seed import demo_items
+from graph.table import Table
+
+EDGEWISE = [sys.executable, "-m", "server"]
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [*EDGEWISE, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+async def scan(table: Table) -> list[dict[str, object]]:
+    response = await table.client.scan(TableName=table.name)
+    return sorted(
+        ({k: next(iter(v.values())) for k, v in raw.items()} for raw in response["Items"]),
+        key=lambda item: (str(item["PK"]), str(item["SK"])),
+    )
+
+
+def test_create_table_is_idempotent(dynamodb: EmbeddedDynamoDB) -> None:
+    dynamodb.reset()
+    first = run("create-table", "--dynamodb", dynamodb.url, "--table", "fresh")
+    assert "created" in first.stdout
+    second = run("create-table", "--dynamodb", dynamodb.url, "--table", "fresh")
+    assert "already exists" in second.stdout
+
+
+async def test_create_table_has_the_contract_layout(table: Table) -> None:
+    described = (await table.client.describe_table(TableName=table.name))["Table"]
+    assert described["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert [(k["AttributeName"], k["KeyType"]) for k in described["KeySchema"]] == [
+        ("PK", "HASH"),
+        ("SK", "RANGE"),
+    ]
+    indexes = {
+        i["IndexName"]: ([k["AttributeName"] for k in i["KeySchema"]], i["Projection"])
+        for i in described["GlobalSecondaryIndexes"]
+    }
+    assert indexes == {
+        "inverted": (["SK", "PK"], {"ProjectionType": "ALL"}),
+        "gsi2": (["GSI2PK", "GSI2SK"], {"ProjectionType": "ALL"}),
+    }
+
+
+async def test_seed_demo_loads_exactly_the_demo_data(
+    table: Table, dynamodb: EmbeddedDynamoDB
+) -> None:
+    result = run("seed", "--demo", "--dynamodb", dynamodb.url)
+    assert f"wrote {len(demo_items())} items" in result.stdout
+    items = await scan(table)
+    assert len(items) == len(demo_items())
+    nodes = {str(i["PK"]) for i in items if i["PK"] == i["SK"]}
+    assert {"USER#alice", "USER#bob", "GROUP#group1", "PRODUCT#prod3", "ORG#amazon"} <= nodes
+
+
+async def test_seed_generator_is_deterministic_and_sized(
+    table: Table, dynamodb: EmbeddedDynamoDB
+) -> None:
+    args = ["--users", "30", "--groups", "7", "--products", "5", "--memberships", "2"]
+    run("create-table", "--dynamodb", dynamodb.url, "--table", "other")
+    result = run("seed", *args, "--random-seed", "7", "--dynamodb", dynamodb.url)
+    run("seed", *args, "--random-seed", "7", "--dynamodb", dynamodb.url, "--table", "other")
+    expected = 30 * (1 + 2) + 7 * (1 + 3) + 5
+    assert f"wrote {expected} items" in result.stdout
+    assert "items/s" in result.stderr  # the progress bar
+    first = await scan(table)
+    other = await scan(Table(table.client, "other"))
+    assert len(first) == expected
+    assert first == other
+    memberships = [i for i in first if i.get("edge") == "MEMBER_OF"]
+    assert len(memberships) == 60
+    assert len({(i["PK"], i["SK"]) for i in memberships}) == 60
+
+
+def test_commands_refuse_the_embedded_endpoint_with_a_hint() -> None:
+    result = run("seed", "--demo", "--dynamodb", "embedded", check=False)
+    assert result.returncode != 0
+    assert "--dynamodb URL" in result.stderr
+
+
+def test_a_missing_table_says_how_to_create_it(dynamodb: EmbeddedDynamoDB) -> None:
+    dynamodb.reset()
+    result = run("seed", "--demo", "--dynamodb", dynamodb.url, check=False)
+    assert result.returncode != 0
+    assert "edgewise create-table" in result.stderr
+
+
+def test_export_schema_writes_the_committed_sdl(tmp_path: Path) -> None:
+    out = tmp_path / "schema.graphql"
+    run("export-schema", "--output", str(out))
+    assert out.read_text() == (Path(__file__).parents[2] / "schema.graphql").read_text()
+
+
+def _children(pid: int) -> list[int]:
+    """Children of every thread of ``pid`` (the child may be started from a worker thread)."""
+    tasks = Path(f"/proc/{pid}/task").glob("*/children")
+    return [int(child) for path in tasks for child in path.read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_serve_embedded_answers_and_leaves_no_orphan(stop: signal.Signals) -> None:
+    port = free_port()
+    env = {**os.environ, "EDGEWISE_DYNAMODB": "embedded"}
+    process = subprocess.Popen(
+        [*EDGEWISE, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            try:
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/graphql",
+                    json={"query": '{ user(id: "alice") { products { product { id } } } }'},
+                )
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "edgewise serve did not start in 60s"
+                time.sleep(0.2)
+        products = response.json()["data"]["user"]["products"]
+        assert [p["product"]["id"] for p in products] == [
+            "PRODUCT#prod1",
+            "PRODUCT#prod2",
+            "PRODUCT#prod3",
+        ]
+        [moto] = _children(process.pid)
+        process.send_signal(stop)
+        process.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while _alive(moto) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(moto), "the embedded moto server outlived edgewise serve"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+def test_embedded_without_moto_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import graph.embedded
+
+    monkeypatch.setattr(graph.embedded.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(graph.embedded.MissingEmbedded, match=r"edgewise\[embedded\]"):
+        EmbeddedDynamoDB().start()
