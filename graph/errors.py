@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
 __all__ = [
     "BadUserInput",
@@ -63,7 +64,7 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, ClientError):
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return error_code(exc) in RETRYABLE_CODES or int(status) >= 500
-    return isinstance(exc, BotoCoreError | OSError | TimeoutError)
+    return isinstance(exc, BotoConnectionError | HTTPClientError | ConnectionError | TimeoutError)
 
 
 def translate(exc: BaseException) -> EdgewiseError:

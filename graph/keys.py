@@ -105,11 +105,15 @@ def encode_cursor(key: ItemKey) -> str:
 def decode_cursor(cursor: str) -> ItemKey:
     """Decode a cursor made by :func:`encode_cursor`, or raise ``BadUserInput``."""
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        pk, sk = json.loads(raw)
+        if len(cursor) > 4096:
+            raise ValueError
+        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not (isinstance(value, list) and len(value) == 2):
+            raise ValueError
+        pk, sk = value
         if not (isinstance(pk, str) and isinstance(sk, str)):
             raise ValueError
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError, RecursionError):
         raise BadUserInput(
             f"invalid cursor {cursor[:60]!r}: pass an endCursor or edge cursor returned by the API"
         ) from None

@@ -95,4 +95,5 @@ def grants_access(subscription: Mapping[str, Any], now: datetime | None = None) 
     until = subscription.get("validUntil")
     if not until:
         return True
-    return datetime.fromisoformat(str(until).replace("Z", "+00:00")) > (now or datetime.now(UTC))
+    end = datetime.fromisoformat(str(until))
+    return (end if end.tzinfo else end.replace(tzinfo=UTC)) > (now or datetime.now(UTC))

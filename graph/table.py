@@ -23,6 +23,9 @@ Item = dict[str, Any]
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
+WRITE_OPERATIONS = frozenset(
+    {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
+)
 GET_BATCH = 100
 WRITE_BATCH = 25
 
@@ -80,13 +83,19 @@ class Trace:
         finally:
             self.in_flight -= 1
 
-    def consumed(self, response: Mapping[str, Any]) -> None:
+    def consumed(self, operation: str, response: Mapping[str, Any]) -> None:
+        """Add a response's ConsumedCapacity (TOTAL gives only CapacityUnits, so the operation
+        says whether they are reads or writes)."""
         capacity = response.get("ConsumedCapacity")
+        writes = operation in WRITE_OPERATIONS
         for entry in capacity if isinstance(capacity, list) else [capacity] if capacity else []:
-            self.consumed_read_units += float(entry.get("ReadCapacityUnits", 0) or 0)
-            self.consumed_write_units += float(entry.get("WriteCapacityUnits", 0) or 0)
-            if not entry.get("ReadCapacityUnits") and not entry.get("WriteCapacityUnits"):
-                self.consumed_read_units += float(entry.get("CapacityUnits", 0) or 0)
+            read = float(entry.get("ReadCapacityUnits", 0) or 0)
+            write = float(entry.get("WriteCapacityUnits", 0) or 0)
+            if not read and not write:
+                total = float(entry.get("CapacityUnits", 0) or 0)
+                read, write = (0.0, total) if writes else (total, 0.0)
+            self.consumed_read_units += read
+            self.consumed_write_units += write
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -135,7 +144,7 @@ class Table:
         method = getattr(self.client, _SNAKE[operation])
         async with self._gate, self.trace.call(operation):
             response: dict[str, Any] = await method(**params)
-        self.trace.consumed(response)
+        self.trace.consumed(operation, response)
         return response
 
     async def call(self, operation: str, **params: Any) -> dict[str, Any]:
