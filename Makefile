@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint typecheck playground browser schema bench clean
+.PHONY: serve test playground browser schema clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,8 @@ serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
 test: $(STAMP) playground browser
-	$(BIN)/ruff check graph server tests bench
-	$(BIN)/ruff format --check graph server tests bench
+	$(BIN)/ruff check graph server tests
+	$(BIN)/ruff format --check graph server tests
 	$(BIN)/mypy
 	$(BIN)/pytest
 
