@@ -11,6 +11,7 @@ __all__ = [
     "EdgewiseError",
     "NotFound",
     "Unavailable",
+    "cancellation_codes",
     "error_code",
     "is_retryable",
     "translate",
@@ -59,8 +60,25 @@ def error_code(exc: BaseException) -> str:
     return ""
 
 
+TRANSIENT_CANCELLATIONS = frozenset(
+    {"None", "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+)
+
+
+def cancellation_codes(exc: BaseException) -> list[str]:
+    """The per-action reasons of a TransactionCanceledException ('None' where it was fine)."""
+    if error_code(exc) != "TransactionCanceledException":
+        return []
+    reasons = exc.response.get("CancellationReasons", [])  # type: ignore[attr-defined]
+    return [str(r.get("Code", "None")) for r in reasons]
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """Throttling, 5xx and connection-level failures are worth another attempt."""
+    """Throttling, 5xx and connection-level failures are worth another attempt, and so is a
+    transaction cancelled only by conflicts or throttling (never a failed condition)."""
+    if error_code(exc) == "TransactionCanceledException":
+        codes = cancellation_codes(exc)
+        return set(codes) <= TRANSIENT_CANCELLATIONS and set(codes) != {"None"}
     if isinstance(exc, ClientError):
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return error_code(exc) in RETRYABLE_CODES or int(status) >= 500

@@ -4,26 +4,44 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Protocol
 
 from aiodataloader import DataLoader
 
-from .keys import ItemKey, NodeKey
+from .keys import ItemKey, NodeKey, encode_cursor
 from .model import Edges
 from .table import Item, Table
+from .tickets import TicketListing, count_tickets, list_tickets
 
-__all__ = ["EdgePage", "Loaders", "PageRequest"]
+__all__ = ["EdgePage", "Loaders", "PageRequest", "Slice"]
+
+
+class Slice(Protocol):
+    """Items of one partition (of the table or an index) under a sort-key prefix, counted by an
+    attribute of ``node``'s item (or, with no counter, by a COUNT query)."""
+
+    @property
+    def node(self) -> NodeKey: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def index(self) -> str | None: ...
+    @property
+    def counter(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
 class PageRequest:
-    edges: Edges
+    source: Slice | TicketListing
     first: int
     after: ItemKey | None = None
+    forward: bool = True
 
 
 @dataclass(frozen=True)
 class EdgePage:
     items: list[Item]
+    cursors: list[str]  # the position after each item
     has_next: bool
 
 
@@ -38,7 +56,7 @@ class Loaders:
         )
         self.pages: DataLoader[PageRequest, EdgePage] = DataLoader(self._load_pages)
         self.all_edges: DataLoader[Edges, list[Item]] = DataLoader(self._load_all_edges)
-        self.counts: DataLoader[Edges, int] = DataLoader(self._load_counts)
+        self.counts: DataLoader[Slice | TicketListing, int] = DataLoader(self._load_counts)
 
     async def node(self, key: NodeKey) -> Item | None:
         item: Item | None = await self.items.load(key.item)
@@ -49,15 +67,21 @@ class Loaders:
         return [found.get(key) for key in keys]
 
     async def _page(self, request: PageRequest) -> EdgePage:
-        edges = request.edges
+        source = request.source
+        if isinstance(source, TicketListing):
+            tickets = await list_tickets(self.table, source, request.first)
+            return EdgePage(tickets.items, tickets.cursors, tickets.has_next)
         page = await self.table.query_page(
-            str(edges.node),
-            edges.prefix,
-            index=edges.index,
+            str(source.node),
+            source.prefix,
+            index=source.index,
             limit=request.first + 1,
             after=request.after,
+            forward=request.forward,
         )
-        return EdgePage(page.items[: request.first], len(page.items) > request.first)
+        items = page.items[: request.first]
+        cursors = [encode_cursor(ItemKey(i["PK"], i["SK"])) for i in items]
+        return EdgePage(items, cursors, len(page.items) > request.first)
 
     async def _load_pages(self, requests: list[PageRequest]) -> list[EdgePage]:
         return list(await asyncio.gather(*(self._page(r) for r in requests)))
@@ -69,9 +93,10 @@ class Loaders:
             )
         )
 
-    async def _load_counts(self, keys: list[Edges]) -> list[int]:
-        return list(
-            await asyncio.gather(
-                *(self.table.count(str(e.node), e.prefix, index=e.index) for e in keys)
-            )
-        )
+    async def _count(self, source: Slice | TicketListing) -> int:
+        if isinstance(source, TicketListing):
+            return await count_tickets(self.table, source)
+        return await self.table.count(str(source.node), source.prefix, index=source.index)
+
+    async def _load_counts(self, keys: list[Slice | TicketListing]) -> list[int]:
+        return list(await asyncio.gather(*(self._count(source) for source in keys)))

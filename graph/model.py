@@ -13,14 +13,20 @@ __all__ = [
     "EDGE_TYPES",
     "HAS_MEMBER",
     "MEMBER_OF",
+    "OFFICE_COUNTER",
     "OPENED",
     "SUBSCRIBES_TO",
     "EdgeType",
     "Edges",
+    "counter",
+    "counters_of",
     "edge_item",
+    "email_item",
+    "email_key",
     "grants_access",
     "node_item",
     "now_iso",
+    "with_counters",
 ]
 
 
@@ -63,6 +69,52 @@ class Edges:
 
     def far_end(self, item: Mapping[str, Any]) -> NodeKey:
         return NodeKey.parse(item["PK"] if self.reverse else item["SK"])
+
+    @property
+    def counter(self) -> str:
+        """The attribute on ``node``'s item that counts these edges."""
+        return counter(self.type, incoming=self.reverse)
+
+
+def counter(edge: EdgeType, *, incoming: bool) -> str:
+    """Edge counts live on the node items at both ends: ``n_MEMBER_OF`` on the user,
+    ``n_MEMBER_OF_in`` on the group; updated in the same transaction as the edge."""
+    return f"n_{edge.label}_in" if incoming else f"n_{edge.label}"
+
+
+def counters_of(node_type: NodeType) -> list[str]:
+    """Every counter attribute a node of this type can carry."""
+    names = [counter(e, incoming=False) for e in EDGE_TYPES.values() if e.source is node_type]
+    names += [counter(e, incoming=True) for e in EDGE_TYPES.values() if e.target is node_type]
+    return names + ([OFFICE_COUNTER] if node_type is NodeType.ORG else [])
+
+
+OFFICE_COUNTER = "n_OFFICE"
+
+
+def email_key(email: str) -> ItemKey:
+    """The uniqueness item of an email address, case-insensitive."""
+    return ItemKey(f"EMAIL#{email.lower()}", f"EMAIL#{email.lower()}")
+
+
+def email_item(email: str, user: NodeKey) -> dict[str, Any]:
+    key = email_key(email)
+    return {"PK": key.pk, "SK": key.sk, "type": "EMAIL", "user": str(user)}
+
+
+def with_counters(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Set the edge counters of the node items in ``items`` from the edges in ``items``."""
+    counts: dict[str, dict[str, int]] = {}
+    for item in items:
+        edge = EDGE_TYPES.get(item.get("edge", ""))
+        if edge is not None:
+            out = counts.setdefault(item["PK"], {})
+            out[counter(edge, incoming=False)] = out.get(counter(edge, incoming=False), 0) + 1
+            into = counts.setdefault(item["SK"], {})
+            into[counter(edge, incoming=True)] = into.get(counter(edge, incoming=True), 0) + 1
+    return [
+        item | counts.get(item["PK"], {}) if item["PK"] == item["SK"] else item for item in items
+    ]
 
 
 def now_iso() -> str:

@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from .errors import Unavailable, is_retryable, translate
+from .errors import EdgewiseError, Unavailable, cancellation_codes, is_retryable, translate
 from .keys import ItemKey
 
-__all__ = ["Item", "Page", "RetryPolicy", "Table", "Trace"]
+__all__ = ["Failure", "Item", "Page", "RetryPolicy", "Table", "Trace", "from_dynamo", "to_dynamo"]
 
 Item = dict[str, Any]
+# What a failed condition of one transaction action means, given the item as it was (if known).
+Failure = Callable[[Item | None], EdgewiseError]
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -26,6 +29,12 @@ _deserializer = TypeDeserializer()
 WRITE_OPERATIONS = frozenset(
     {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
 )
+# (hash, range) key attributes of the table (None) and of each index
+KEYS: dict[str | None, tuple[str, str]] = {
+    None: ("PK", "SK"),
+    "inverted": ("SK", "PK"),
+    "gsi2": ("GSI2PK", "GSI2SK"),
+}
 GET_BATCH = 100
 WRITE_BATCH = 25
 
@@ -109,10 +118,12 @@ class Trace:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a Query: the items and, when more follow, the key of the last one."""
+    """One page of a Query: the items and, when more follow, the key of the last one
+    (``resume`` is DynamoDB's LastEvaluatedKey as sent, index keys included)."""
 
     items: list[Item]
     last: ItemKey | None
+    resume: dict[str, Any] | None = None
 
 
 class Table:
@@ -201,22 +212,64 @@ class Table:
             from_dynamo(raw) for r in responses for raw in r.get("Responses", {}).get(self.name, [])
         ]
 
+    async def get_item(self, key: ItemKey) -> Item | None:
+        """A strongly consistent read of one item, for read-modify-write."""
+        response = await self.call(
+            "GetItem",
+            TableName=self.name,
+            Key=key.to_dynamo(),
+            ConsistentRead=True,
+            ReturnConsumedCapacity="TOTAL",
+        )
+        return from_dynamo(response["Item"]) if "Item" in response else None
+
+    async def transact_write(
+        self, actions: Sequence[dict[str, Any]], failures: Sequence[Failure | None]
+    ) -> None:
+        """One TransactWriteItems. A failed condition raises that action's ``failures`` entry.
+
+        The ClientRequestToken is made once here and reused by every retry in :meth:`call`, so
+        a commit whose response was lost is applied once (DynamoDB dedupes for 10 minutes).
+        """
+        token = uuid.uuid4().hex
+        try:
+            await self.call(
+                "TransactWriteItems",
+                TransactItems=list(actions),
+                ClientRequestToken=token,
+                ReturnConsumedCapacity="TOTAL",
+            )
+        except EdgewiseError as exc:
+            cause = exc.__cause__
+            if cause is None:
+                raise
+            reasons = cause.response.get("CancellationReasons", [])  # type: ignore[attr-defined]
+            for code, reason, failure in zip(
+                cancellation_codes(cause), reasons, failures, strict=False
+            ):
+                if code == "ConditionalCheckFailed" and failure is not None:
+                    old = from_dynamo(reason["Item"]) if "Item" in reason else None
+                    raise failure(old) from cause
+            raise
+
     async def query_page(
         self,
         partition: str,
-        prefix: str,
+        prefix: str | None,
         *,
         index: str | None = None,
         limit: int | None = None,
-        after: ItemKey | None = None,
+        after: ItemKey | dict[str, Any] | None = None,
         forward: bool = True,
         count: bool = False,
     ) -> Page:
-        """One Query page of the items in ``partition`` whose sort key begins with ``prefix``.
+        """One Query page of the items in ``partition`` whose sort key begins with ``prefix``
+        (every item of the partition when ``prefix`` is None).
 
-        On the table the partition is ``PK``; on ``inverted`` it is ``SK`` and the sort key ``PK``.
+        On the table the partition is ``PK``; on ``inverted`` it is ``SK`` and the sort key
+        ``PK``; on ``gsi2``, ``GSI2PK`` and ``GSI2SK``.
         """
-        hash_attr, range_attr = ("SK", "PK") if index == "inverted" else ("PK", "SK")
+        hash_attr, range_attr = KEYS[index]
         params: dict[str, Any] = {
             "TableName": self.name,
             "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
@@ -225,12 +278,16 @@ class Table:
             "ScanIndexForward": forward,
             "ReturnConsumedCapacity": "TOTAL",
         }
+        if prefix is None:
+            params["KeyConditionExpression"] = "#h = :h"
+            params["ExpressionAttributeNames"] = {"#h": hash_attr}
+            params["ExpressionAttributeValues"] = {":h": {"S": partition}}
         if index:
             params["IndexName"] = index
         if limit is not None:
             params["Limit"] = limit
         if after is not None:
-            params["ExclusiveStartKey"] = after.to_dynamo()
+            params["ExclusiveStartKey"] = after.to_dynamo() if isinstance(after, ItemKey) else after
         if count:
             params["Select"] = "COUNT"
         response = await self.call("Query", **params)
@@ -238,10 +295,12 @@ class Table:
         items = [from_dynamo(raw) for raw in response.get("Items", [])]
         if count:
             items = [{"count": response.get("Count", 0)}]
-        return Page(items, ItemKey(last["PK"]["S"], last["SK"]["S"]) if last else None)
+        if not last:
+            return Page(items, None)
+        return Page(items, ItemKey(last["PK"]["S"], last["SK"]["S"]), last)
 
     async def query_all(
-        self, partition: str, prefix: str, *, index: str | None = None
+        self, partition: str, prefix: str | None, *, index: str | None = None
     ) -> list[Item]:
         """Every item of a Query, following its pages."""
         items: list[Item] = []
@@ -249,9 +308,9 @@ class Table:
         while True:
             page = await self.query_page(partition, prefix, index=index, after=after)
             items.extend(page.items)
-            if page.last is None:
+            if page.resume is None:
                 return items
-            after = page.last
+            after = page.resume
 
     async def count(self, partition: str, prefix: str, *, index: str | None = None) -> int:
         """How many items a Query matches (Select=COUNT, following pages)."""
@@ -260,9 +319,9 @@ class Table:
         while True:
             page = await self.query_page(partition, prefix, index=index, after=after, count=True)
             total += int(page.items[0]["count"])
-            if page.last is None:
+            if page.resume is None:
                 return total
-            after = page.last
+            after = page.resume
 
     async def batch_write(
         self, puts: Iterable[Mapping[str, Any]] = (), deletes: Iterable[ItemKey] = ()
@@ -286,5 +345,6 @@ _SNAKE = {
     "GetItem": "get_item",
     "PutItem": "put_item",
     "TransactWriteItems": "transact_write_items",
+    "UpdateItem": "update_item",
     "DescribeTable": "describe_table",
 }

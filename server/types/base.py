@@ -22,10 +22,11 @@ from graphql import (
 )
 
 from graph.errors import BadUserInput, EdgewiseError, NotFound
-from graph.keys import ItemKey, NodeKey, decode_cursor, encode_cursor
-from graph.loaders import EdgePage, PageRequest
+from graph.keys import NodeKey, decode_cursor
+from graph.loaders import EdgePage, PageRequest, Slice
 from graph.model import Edges, EdgeType
 from graph.table import Item
+from graph.tickets import TicketListing
 
 from ..context import Info
 
@@ -116,31 +117,47 @@ class PageInfo:
     )
 
 
+def check_first(first: int | None) -> int:
+    first = DEFAULT_FIRST if first is None or first is strawberry.UNSET else first
+    if not 0 <= first <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
+    return first
+
+
+def slice_request(
+    source: Slice, first: int | None, after: str | None, forward: bool = True
+) -> PageRequest:
+    """Validate connection arguments into a loader key."""
+    start = None
+    if after is not None and after is not strawberry.UNSET:
+        start = decode_cursor(after)
+        inverted = source.index == "inverted"
+        partition, sort = (start.sk, start.pk) if inverted else (start.pk, start.sk)
+        if partition != str(source.node) or not sort.startswith(source.prefix):
+            raise BadUserInput("this cursor belongs to another connection")
+    return PageRequest(source, check_first(first), start, forward)
+
+
 def page_request(
     node: NodeKey, edge: EdgeType, reverse: bool, first: int | None, after: str | None
 ) -> PageRequest:
-    """Validate connection arguments into a loader key."""
-    first = DEFAULT_FIRST if first is None or first is strawberry.UNSET else first
-    after = None if after is strawberry.UNSET else after
-    if not 0 <= first <= MAX_FIRST:
-        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
-    edges = Edges(node, edge, reverse)
-    start = None
-    if after is not None:
-        start = decode_cursor(after)
-        if (start.sk if reverse else start.pk) != str(node):
-            raise BadUserInput("this cursor belongs to another connection")
-    return PageRequest(edges, first, start)
+    """A page of ``node``'s ``edge`` edges (incoming when ``reverse``)."""
+    return slice_request(Edges(node, edge, reverse), first, after)
 
 
 @strawberry.type
 class Edge:
     item: strawberry.Private[Item]
-    edges: strawberry.Private[Edges]
+    source: strawberry.Private[Slice | TicketListing]
+    position: strawberry.Private[str]
+
+    def far_end(self) -> NodeKey:
+        assert isinstance(self.source, Edges)
+        return self.source.far_end(self.item)
 
     @strawberry.field(description="Opaque position of this edge; pass as `after` to continue.")
     def cursor(self) -> str:
-        return encode_cursor(ItemKey(self.item["PK"], self.item["SK"]))
+        return self.position
 
 
 @strawberry.type
@@ -154,27 +171,26 @@ class Connection:
     @strawberry.field(description="Pagination state of this page.")
     async def page_info(self, info: Info) -> PageInfo:
         page = await self.page(info)
-        last = page.items[-1] if page.items else None
-        cursor = encode_cursor(ItemKey(last["PK"], last["SK"])) if last else None
+        cursor = page.cursors[-1] if page.cursors else None
         return PageInfo(has_next_page=page.has_next, end_cursor=cursor)
 
     @strawberry.field(description="How many edges the whole connection has, on every page.")
     async def total_count(self, info: Info) -> int:
-        count: int = await info.context.loaders.counts.load(self.request.edges)
-        return count
+        source = self.request.source
+        if isinstance(source, TicketListing) or source.counter is None:  # counted by Queries
+            return await info.context.loaders.counts.load(source)
+        item = await info.context.loaders.node(source.node)  # counters live on the node item
+        return int((item or {}).get(source.counter, 0))
 
 
 def connection_prefetcher(edge: EdgeType, reverse: bool) -> Prefetcher:
-    """Start a connection's page (and count, if selected) loads before its parent resolves."""
+    """Start a connection's page load before its parent resolves."""
 
     def start(
         key: NodeKey, args: dict[str, Any], subfields: set[str], info: Info
     ) -> list[Awaitable[Any]]:
         request = page_request(key, edge, reverse, args.get("first"), args.get("after"))
-        loads: list[Awaitable[Any]] = [info.context.loaders.pages.load(request)]
-        if "totalCount" in subfields:
-            loads.append(info.context.loaders.counts.load(request.edges))
-        return loads
+        return [info.context.loaders.pages.load(request)]
 
     return start
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import strawberry
 
 from graph import access
-from graph.keys import NodeKey, NodeType, parse_id
+from graph.keys import NodeType, parse_id
 from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, Edges
 
 from ..context import Info
@@ -45,14 +45,14 @@ def edges_field(edge_class: type[Edge]) -> Any:
 
     async def resolve(root: Connection, info: Info) -> Any:
         page = await root.page(info)
-        return [edge_class(item=item, edges=root.request.edges) for item in page.items]
+        source = root.request.source
+        return [
+            edge_class(item=item, source=source, position=cursor)
+            for item, cursor in zip(page.items, page.cursors, strict=True)
+        ]
 
     resolve.__annotations__["return"] = list[edge_class]  # type: ignore[valid-type]
     return strawberry.field(resolver=resolve, description="The edges of this page, in order.")
-
-
-def far_end(edge: Edge) -> NodeKey:
-    return edge.edges.far_end(edge.item)
 
 
 # ---- edges -------------------------------------------------------------------------------------
@@ -70,14 +70,14 @@ class Membership(Edge):
 class UserGroupEdge(Membership):
     @strawberry.field(description="The group.")
     def node(self) -> Group:
-        return Group(key=far_end(self))
+        return Group(key=self.far_end())
 
 
 @strawberry.type(description="A member of the group (edge MEMBER_OF, read in reverse).")
 class GroupMemberEdge(Membership):
     @strawberry.field(description="The member.")
     def node(self) -> User:
-        return User(key=far_end(self))
+        return User(key=self.far_end())
 
 
 @strawberry.type
@@ -98,14 +98,14 @@ class Subscription(Edge):
 class GroupSubscriptionEdge(Subscription):
     @strawberry.field(description="The product.")
     def node(self) -> Product:
-        return Product(key=far_end(self))
+        return Product(key=self.far_end())
 
 
 @strawberry.type(description="A group subscribing to the product (SUBSCRIBES_TO in reverse).")
 class ProductSubscriberEdge(Subscription):
     @strawberry.field(description="The subscribing group.")
     def node(self) -> Group:
-        return Group(key=far_end(self))
+        return Group(key=self.far_end())
 
 
 @strawberry.type(description="A member of the organization (edge HAS_MEMBER).")
@@ -117,7 +117,7 @@ class OrganizationMemberEdge(Edge):
 
     @strawberry.field(description="The member.")
     def node(self) -> User:
-        return User(key=far_end(self))
+        return User(key=self.far_end())
 
 
 # ---- connections -------------------------------------------------------------------------------
@@ -174,7 +174,8 @@ class User(Node):
     async def organization(self, info: Info) -> Organization | None:
         request = page_request(self.key, HAS_MEMBER, True, 1, None)
         page = await info.context.loaders.pages.load(request)
-        return Organization(key=request.edges.far_end(page.items[0])) if page.items else None
+        organization = Edges(self.key, HAS_MEMBER, reverse=True)
+        return Organization(key=organization.far_end(page.items[0])) if page.items else None
 
     @strawberry.field(description="The groups the user is a member of.")
     def groups(
