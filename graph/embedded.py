@@ -52,6 +52,9 @@ class EmbeddedDynamoDB:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
+            # its own session: a terminal's Ctrl-C reaches the API only, which then saves
+            # --data-file through this server before stopping it
+            start_new_session=True,
         )
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:

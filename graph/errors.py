@@ -78,7 +78,7 @@ def is_retryable(exc: BaseException) -> bool:
     transaction cancelled only by conflicts or throttling (never a failed condition)."""
     if error_code(exc) == "TransactionCanceledException":
         codes = cancellation_codes(exc)
-        return set(codes) <= TRANSIENT_CANCELLATIONS and set(codes) != {"None"}
+        return bool(codes) and set(codes) <= TRANSIENT_CANCELLATIONS and set(codes) != {"None"}
     if isinstance(exc, ClientError):
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return error_code(exc) in RETRYABLE_CODES or int(status) >= 500

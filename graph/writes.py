@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BadUserInput, Conflict, NotFound
+from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from .keys import ItemKey, NodeKey, NodeType
 from .model import (
     EDGE_TYPES,
@@ -28,7 +28,7 @@ from .model import (
     now_iso,
 )
 from .table import Item, Table
-from .tx import MAX_ACTIONS, Tx, fail
+from .tx import LIVE, MAX_ACTIONS, Tx, fail
 
 __all__ = [
     "add_edge",
@@ -139,18 +139,42 @@ def _missing(key: NodeKey) -> Any:
 
 
 async def add_edge(
-    table: Table, edge: EdgeType, source: NodeKey, target: NodeKey, fields: Mapping[str, Any]
+    table: Table,
+    edge: EdgeType,
+    source: NodeKey,
+    target: NodeKey,
+    fields: Mapping[str, Any],
+    *,
+    single_source: bool = False,
 ) -> Item:
     """Put an edge and count it at both ends. The counter updates are conditioned on each end
     being live, so they are the endpoints' existence checks (DynamoDB allows one action per item
     in a transaction, so a separate ConditionCheck could not sit beside them). A repeated edge is
-    CONFLICT: remove it first to change it."""
+    CONFLICT: remove it first to change it. ``single_source``: the target may have only one such
+    incoming edge (a user belongs to one organization)."""
     item = edge_item(edge, source, target, fields)
     tx = Tx(table)
     already = Conflict(f"{source} already has a {edge.label} edge to {target}")
     tx.put(item, "attribute_not_exists(PK)", fail(already))
     tx.count(source.item, counter(edge, incoming=False), 1, _missing(source))
-    tx.count(target.item, counter(edge, incoming=True), 1, _missing(target))
+    incoming = counter(edge, incoming=True)
+    if not single_source:
+        tx.count(target.item, incoming, 1, _missing(target))
+    else:
+
+        def taken(old: Item | None) -> EdgewiseError:
+            if old is None or old.get("deleting"):
+                return NotFound(f"{target} does not exist")
+            return Conflict(f"{target} already has an incoming {edge.label} edge")
+
+        tx.update(
+            target.item,
+            "ADD #c :one",
+            names={"#c": incoming},
+            values={":one": 1, ":zero": 0},
+            condition=f"{LIVE} AND (attribute_not_exists(#c) OR #c = :zero)",
+            on_fail=taken,
+        )
     await tx.commit()
     return item
 

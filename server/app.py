@@ -15,8 +15,10 @@ from starlette.routing import Route
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
+from graph.bulk import dump, load
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
+from graph.errors import BadUserInput
 from graph.seed import demo_items
 from graph.table import Table
 
@@ -32,9 +34,19 @@ log = logging.getLogger("edgewise")
 
 @asynccontextmanager
 async def open_table(settings: Settings) -> AsyncIterator[Table]:
-    """The process's table: starts the embedded DynamoDB (with table and demo data) if asked."""
+    """The process's table: starts the embedded DynamoDB (with table and demo data) if asked.
+
+    With ``settings.data_file`` (embedded only) the embedded table is loaded from that file when
+    it exists (instead of the demo data) and dumped back to it, atomically, at clean shutdown.
+    """
+    embedded_mode = settings.dynamodb == "embedded"
+    data_file = settings.data_file
+    if data_file is not None and not embedded_mode:
+        raise BadUserInput("--data-file only applies to the embedded DynamoDB")
+    if data_file is not None and not data_file.parent.is_dir():
+        raise BadUserInput(f"--data-file {data_file}: no such directory {data_file.parent}")
     async with AsyncExitStack() as stack:
-        if settings.dynamodb == "embedded":
+        if embedded_mode:
             embedded = EmbeddedDynamoDB()
             # Started from this (the loop's) thread on purpose: PR_SET_PDEATHSIG ties the
             # child to the thread that forked it. Nothing is served yet, so blocking is fine.
@@ -45,12 +57,19 @@ async def open_table(settings: Settings) -> AsyncIterator[Table]:
             endpoint = Endpoint.parse(settings.dynamodb)
         client = await stack.enter_async_context(open_client(endpoint))
         table = Table(client, settings.table)
-        if settings.dynamodb == "embedded":
+        if embedded_mode:
             await create_table(client, settings.table)
-            if settings.demo:
+            if data_file is not None and data_file.exists():
+                count = await load(table, data_file)
+                log.info("loaded %d items from %s", count, data_file)
+            elif settings.demo:
                 await table.batch_write(demo_items())
             log.info("embedded DynamoDB on %s, table %r", endpoint.url, settings.table)
         yield table
+        # Only reached at a clean shutdown, while the client and the embedded server still run.
+        if data_file is not None:
+            count = await dump(table, data_file)
+            log.info("dumped %d items to %s", count, data_file)
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:

@@ -14,6 +14,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from graph.bulk import dump, load, validate
 from graph.client import Endpoint, create_table, open_client
 from graph.errors import EdgewiseError
 from graph.seed import demo_items, generate
@@ -65,7 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=True,
         help="load the demo data into the embedded DynamoDB (default on)",
     )
-    serve.add_argument("--data-file", type=Path, help="durable embedded mode: load/save this file")
+    serve.add_argument(
+        "--data-file",
+        type=Path,
+        metavar="F",
+        help="durable embedded DynamoDB: load F (DynamoDB JSON lines) at start instead of the "
+        "demo data if F exists, and dump the table to F atomically at clean shutdown",
+    )
     serve.add_argument("--production", action="store_true", help="no playground")
 
     create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
@@ -80,6 +87,30 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--memberships", type=int, default=3, help="groups per user (default 3)")
     seed.add_argument("--subscriptions", type=int, default=3, help="products per group (default 3)")
     seed.add_argument("--random-seed", type=int, default=0, help="same seed, same graph")
+
+    bulk_format = (
+        "FILE.jsonl holds one item a line, its attribute map in DynamoDB JSON, e.g. "
+        '{"PK":{"S":"USER#alice"},"SK":{"S":"USER#alice"},"version":{"N":"1"}}.'
+    )
+    load_parser = commands.add_parser(
+        "load",
+        help="bulk import items from a DynamoDB JSON lines file",
+        description="Validate the whole file first (a bad line stops everything, nothing is "
+        "written, and its line number is reported), then write its items with concurrent "
+        "BatchWriteItem calls, replacing items with the same keys. " + bulk_format,
+    )
+    load_parser.add_argument("file", type=Path, metavar="FILE.jsonl", help="the file to load")
+    _connection_flags(load_parser)
+
+    dump_parser = commands.add_parser(
+        "dump",
+        help="bulk export every item to a DynamoDB JSON lines file",
+        description="Scan the table in parallel segments and write every item to the file, "
+        "atomically (a temporary file beside it, renamed when complete). Lines follow the scan "
+        "order; `edgewise load` reads the file back. " + bulk_format,
+    )
+    dump_parser.add_argument("file", type=Path, metavar="FILE.jsonl", help="the file to write")
+    _connection_flags(dump_parser)
 
     export = commands.add_parser("export-schema", help="print or write the GraphQL SDL")
     export.add_argument("--output", type=Path, help="write here instead of printing")
@@ -107,13 +138,44 @@ def _seed(args: argparse.Namespace) -> None:
         if args.users and args.memberships and not args.groups:
             raise SystemExit("edgewise seed: users can only join groups: pass --groups N")
         total = (
-            args.users * (1 + min(args.memberships, args.groups))
+            args.users * (2 + min(args.memberships, args.groups))  # user, email claim, edges
             + args.groups * (1 + min(args.subscriptions, args.products))
             + args.products
         )
         items_iter = generate(*counts, seed=args.random_seed)
         written = asyncio.run(_write_all(args, items_iter, total))
     print(f"wrote {written} items to table {args.table!r}")
+
+
+def _load(args: argparse.Namespace) -> None:
+    endpoint = _endpoint(args)
+    if not args.file.is_file():
+        raise SystemExit(f"edgewise load: no such file: {args.file}")
+
+    async def run() -> int:
+        total = validate(args.file)
+        async with open_client(endpoint) as client:
+            table = Table(client, args.table)
+            with tqdm(total=total, unit="items", desc="loading", file=sys.stderr) as bar:
+                return await load(table, args.file, bar.update)
+
+    count = asyncio.run(run())
+    print(f"loaded {count} items from {args.file} into table {args.table!r}")
+
+
+def _dump(args: argparse.Namespace) -> None:
+    endpoint = _endpoint(args)
+
+    async def run() -> int:
+        async with open_client(endpoint) as client:
+            table = Table(client, args.table)
+            described = await table.call("DescribeTable", TableName=table.name)
+            estimate = described["Table"].get("ItemCount") or None  # approximate on AWS
+            with tqdm(total=estimate, unit="items", desc="dumping", file=sys.stderr) as bar:
+                return await dump(table, args.file, progress=bar.update)
+
+    count = asyncio.run(run())
+    print(f"dumped {count} items from table {args.table!r} to {args.file}")
 
 
 def _create_table(args: argparse.Namespace) -> None:
@@ -130,6 +192,11 @@ def _serve(args: argparse.Namespace) -> None:
 
     from .app import create_app
 
+    if args.data_file is not None and args.dynamodb != "embedded":
+        raise SystemExit(
+            "edgewise serve: --data-file only applies to the embedded DynamoDB, not --dynamodb "
+            + args.dynamodb
+        )
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings(args.dynamodb, args.table, args.demo, args.data_file, args.production)
     uvicorn.run(create_app(settings), host=args.host, port=args.port)
@@ -151,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "serve": _serve,
         "create-table": _create_table,
         "seed": _seed,
+        "load": _load,
+        "dump": _dump,
         "export-schema": _export_schema,
     }[args.command]
     try:

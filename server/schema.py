@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 from typing import Annotated, Any
 
 import strawberry
@@ -12,10 +13,15 @@ from strawberry.types import ExecutionContext
 
 from graph.errors import EdgewiseError
 from graph.keys import NodeKey, NodeType, parse_global_id, parse_id
+from graph.loaders import PageRequest
+from graph.model import email_key
+from graph.tickets import TicketListing
 
 from .context import Info
-from .types import NODE_CLASSES, Group, Node, Organization, Product, User
-from .types.base import prefetch
+from .mutations import Mutation
+from .types import NODE_CLASSES, Group, Node, Organization, Product, Ticket, User
+from .types.base import check_first, prefetch
+from .types.nodes import AFTER, FIRST, TicketConnection, TicketStatus
 
 __all__ = ["Query", "format_error", "schema"]
 
@@ -30,10 +36,11 @@ async def lookup(info: Info, key: NodeKey | None) -> Any:
         return None
     node = NODE_CLASSES[key.type](key=key)
     prefetch(node, info)
-    return node if await info.context.loaders.node(key) is not None else None
+    item = await info.context.loaders.node(key)
+    return node if item is not None and not item.get("deleting") else None
 
 
-@strawberry.type(description="Reads.")
+@strawberry.type(description="Reads. Every read of a request is batched through its loaders.")
 class Query:
     @strawberry.field(description="Any node by its global id (`USER#alice`).")
     async def node(
@@ -81,6 +88,45 @@ class Query:
         result: Organization | None = await lookup(info, parse_id(id, NodeType.ORG))
         return result
 
+    @strawberry.field(description="A ticket by id.")
+    async def ticket(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description=ID_HELP)]
+    ) -> Ticket | None:
+        result: Ticket | None = await lookup(info, parse_id(id, NodeType.TICKET))
+        return result
+
+    @strawberry.field(description="The user with this email, compared case-insensitively.")
+    async def user_by_email(
+        self, info: Info, email: Annotated[str, strawberry.argument(description="An email.")]
+    ) -> User | None:
+        claim = await info.context.loaders.items.load(email_key(email))
+        user = NodeKey.parse(claim["user"]) if claim else None
+        result: User | None = await lookup(info, user)
+        return result
+
+    @strawberry.field(
+        description="Tickets of one status, newest first, from every shard of the index at once."
+    )
+    def tickets(
+        self,
+        status: Annotated[TicketStatus, strawberry.argument(description="OPEN or CLOSED.")],
+        created_after: Annotated[
+            datetime | None, strawberry.argument(description="Only tickets opened after this.")
+        ] = strawberry.UNSET,
+        created_before: Annotated[
+            datetime | None, strawberry.argument(description="Only tickets opened before this.")
+        ] = strawberry.UNSET,
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = strawberry.UNSET,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = strawberry.UNSET,
+    ) -> TicketConnection:
+        listing = TicketListing(
+            status.value,
+            None if after is strawberry.UNSET else after,
+            None if created_after is strawberry.UNSET else created_after,
+            None if created_before is strawberry.UNSET else created_before,
+        )
+        return TicketConnection(request=PageRequest(listing, check_first(first)))
+
 
 def format_error(error: GraphQLError) -> dict[str, Any]:
     """The error as sent: always with ``extensions.code``; unexpected errors masked."""
@@ -111,4 +157,4 @@ class Schema(strawberry.Schema):
                 log.error("unexpected error at %s", error.path, exc_info=original)
 
 
-schema = Schema(query=Query, types=list(NODE_CLASSES.values()))
+schema = Schema(query=Query, mutation=Mutation, types=list(NODE_CLASSES.values()))

@@ -3,14 +3,17 @@ field loads what it needs through the request's loaders, so selecting only ``id`
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 from typing import Annotated, Any
 
 import strawberry
 
 from graph import access
-from graph.keys import NodeType, parse_id
-from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, Edges
+from graph.keys import NodeKey, NodeType, parse_id
+from graph.model import HAS_MEMBER, MEMBER_OF, OPENED, SUBSCRIBES_TO, Edges
+from graph.offices import Offices, office_prefix
+from graph.table import Item
 
 from ..context import Info
 from .base import (
@@ -22,17 +25,29 @@ from .base import (
     SubscriptionStatus,
     connection_prefetcher,
     page_request,
+    slice_request,
     stored,
     to_datetime,
 )
 
-__all__ = ["NODE_CLASSES", "Group", "Organization", "Product", "User"]
+__all__ = [
+    "NODE_CLASSES",
+    "Group",
+    "Office",
+    "OfficeEdge",
+    "Organization",
+    "Product",
+    "Ticket",
+    "TicketConnection",
+    "TicketStatus",
+    "User",
+]
 
 
 def edge_field(attribute: str, type_: Any, description: str, convert: Any = None) -> Any:
-    """A field read from the edge item itself."""
+    """A field read from the edge's (or office's) own item."""
 
-    def resolve(root: Edge) -> Any:
+    def resolve(root: Edge | Office) -> Any:
         value = root.item.get(attribute)
         return convert(value) if convert is not None and value is not None else value
 
@@ -148,6 +163,45 @@ class OrganizationMemberConnection(Connection):
     edges: list[OrganizationMemberEdge] = edges_field(OrganizationMemberEdge)
 
 
+@strawberry.type(description="A ticket in a list of tickets.")
+class TicketEdge(Edge):
+    @strawberry.field(description="The ticket.")
+    def node(self) -> Ticket:
+        return Ticket(key=NodeKey.parse(self.item["SK"]))
+
+
+@strawberry.type(description="Tickets, newest first.")
+class TicketConnection(Connection):
+    edges: list[TicketEdge] = edges_field(TicketEdge)
+
+
+@strawberry.type(description="An office of an organization.")
+class Office:
+    item: strawberry.Private[Item]
+
+    @strawberry.field(description="The office id (unique within its organization).")
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self.item["id"])
+
+    country: str = edge_field("country", str, "Country.")
+    state: str = edge_field("state", str, "State or region.")
+    city: str = edge_field("city", str, "City.")
+    zip: str = edge_field("zip", str, "Postal code.")
+    address: str | None = edge_field("address", str | None, "Street address.")
+
+
+@strawberry.type(description="An office in a list of offices.")
+class OfficeEdge(Edge):
+    @strawberry.field(description="The office.")
+    def node(self) -> Office:
+        return Office(item=self.item)
+
+
+@strawberry.type(description="An organization's offices, ordered by location.")
+class OfficeConnection(Connection):
+    edges: list[OfficeEdge] = edges_field(OfficeEdge)
+
+
 FIRST = "How many edges to return: 0 to 100, default 20."
 AFTER = "Return the edges after this cursor."
 
@@ -185,6 +239,15 @@ class User(Node):
     ) -> UserGroupConnection:
         return UserGroupConnection(request=page_request(self.key, MEMBER_OF, False, first, after))
 
+    @strawberry.field(description="The tickets the user opened, newest first.")
+    def tickets(
+        self,
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = strawberry.UNSET,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = strawberry.UNSET,
+    ) -> TicketConnection:
+        opened = Edges(self.key, OPENED)
+        return TicketConnection(request=slice_request(opened, first, after, forward=False))
+
     @strawberry.field(
         description="Every product the user can use through an active subscription of one of "
         "their groups, each once, with the groups it comes through."
@@ -212,6 +275,11 @@ class User(Node):
 
 User.prefetchers = {
     "groups": connection_prefetcher(MEMBER_OF, False),
+    "tickets": lambda key, args, subfields, info: [
+        info.context.loaders.pages.load(
+            slice_request(Edges(key, OPENED), args.get("first"), args.get("after"), forward=False)
+        )
+    ],
     "organization": lambda key, args, subfields, info: [
         info.context.loaders.pages.load(page_request(key, HAS_MEMBER, True, 1, None))
     ],
@@ -290,12 +358,55 @@ class Organization(Node):
         request = page_request(self.key, HAS_MEMBER, False, first, after)
         return OrganizationMemberConnection(request=request)
 
+    @strawberry.field(
+        description="The organization's offices, narrowed by location: each filter needs the "
+        "coarser ones (country, then state, then city, then zip)."
+    )
+    def offices(
+        self,
+        country: Annotated[
+            str | None, strawberry.argument(description="Country.")
+        ] = strawberry.UNSET,
+        state: Annotated[
+            str | None, strawberry.argument(description="State or region.")
+        ] = strawberry.UNSET,
+        city: Annotated[str | None, strawberry.argument(description="City.")] = strawberry.UNSET,
+        zip: Annotated[
+            str | None, strawberry.argument(description="Postal code.")
+        ] = strawberry.UNSET,
+        first: Annotated[int | None, strawberry.argument(description=FIRST)] = strawberry.UNSET,
+        after: Annotated[str | None, strawberry.argument(description=AFTER)] = strawberry.UNSET,
+    ) -> OfficeConnection:
+        given = {"country": country, "state": state, "city": city, "zip": zip}
+        location = {k: None if v is strawberry.UNSET else v for k, v in given.items()}
+        offices = Offices(self.key, office_prefix(location))
+        return OfficeConnection(request=slice_request(offices, first, after))
+
 
 Organization.prefetchers = {"members": connection_prefetcher(HAS_MEMBER, False)}
+
+
+@strawberry.enum(description="Whether a ticket is being worked on.")
+class TicketStatus(enum.Enum):
+    OPEN = "OPEN"
+    CLOSED = "CLOSED"
+
+
+@strawberry.type(description="A support ticket a user opened. Global id `TICKET#<id>`.")
+class Ticket(Node):
+    title: str = stored("title", str, "What the ticket is about.")
+    status: TicketStatus = stored("status", TicketStatus, "OPEN or CLOSED.", TicketStatus)
+    created_at: datetime = stored("createdAt", datetime, "When it was opened.", to_datetime)
+
+    @strawberry.field(description="The user who opened it.")
+    async def author(self, info: Info) -> User:
+        return User(key=NodeKey.parse((await self.item(info))["author"]))
+
 
 NODE_CLASSES: dict[NodeType, type[Node]] = {
     NodeType.USER: User,
     NodeType.GROUP: Group,
     NodeType.PRODUCT: Product,
     NodeType.ORG: Organization,
+    NodeType.TICKET: Ticket,
 }

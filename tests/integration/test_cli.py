@@ -79,7 +79,7 @@ async def test_seed_generator_is_deterministic_and_sized(
     run("create-table", "--dynamodb", dynamodb.url, "--table", "other")
     result = run("seed", *args, "--random-seed", "7", "--dynamodb", dynamodb.url)
     run("seed", *args, "--random-seed", "7", "--dynamodb", dynamodb.url, "--table", "other")
-    expected = 30 * (1 + 2) + 7 * (1 + 3) + 5
+    expected = 30 * (2 + 2) + 7 * (1 + 3) + 5  # user + email claim + memberships, …
     assert f"wrote {expected} items" in result.stdout
     assert "items/s" in result.stderr  # the progress bar
     first = await scan(table)
