@@ -311,11 +311,14 @@ async def delete_node(table: Table, key: NodeKey, max_actions: int = MAX_ACTIONS
     :func:`resume_deletions` finishes a deletion interrupted part-way.
     """
     for _ in range(ATTEMPTS):
+        # The node first, then its edges: an edge added after this read changes a counter, so
+        # the condition below catches it (read concurrently, an edge added between the Query
+        # and this read would be counted but not deleted).
         node = await table.get_item(key.item)
         if node is None:
             raise NotFound(f"{key} does not exist")
         if node.get("deleting"):
-            await _finish_deletion(table, key)
+            await _finish_deletion(table, key, max_actions)
             return
         removals = await _edges_of(table, key)
         tx = Tx(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput
 from graph.seed import demo_items
 from graph.table import Table
+from graph.writes import resume_deletions
 
 from . import playground
 from .context import Context
@@ -70,6 +72,15 @@ async def open_table(settings: Settings) -> AsyncIterator[Table]:
         if data_file is not None:
             count = await dump(table, data_file)
             log.info("dumped %d items to %s", count, data_file)
+
+
+async def _resume_deletions(table: Table) -> None:
+    """Finish deletions a previous process left part-way (see graph.writes.delete_node)."""
+    try:
+        if finished := await resume_deletions(table):
+            log.info("finished %d interrupted deletions", finished)
+    except Exception:
+        log.exception("could not finish interrupted deletions; they resume at the next start")
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -166,7 +177,9 @@ def create_app(settings: Settings | None = None, table: Table | None = None) -> 
             return
         async with open_table(app.state.settings) as opened:
             app.state.table = opened
+            resuming = asyncio.create_task(_resume_deletions(opened))
             yield
+            resuming.cancel()
 
     routes = [
         Route("/graphql", graphql, methods=["GET", "POST"]),

@@ -27,12 +27,16 @@ __all__ = ["main"]
 CHUNK = 2000
 
 
-def _connection_flags(parser: argparse.ArgumentParser) -> None:
+def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) -> None:
+    where = (
+        "embedded (default; a moto server child process), aws, or an endpoint URL"
+        if serving
+        else "an endpoint URL or aws (the embedded DynamoDB lives only inside `serve`)"
+    )
     parser.add_argument(
         "--dynamodb",
         default=os.environ.get("EDGEWISE_DYNAMODB", "embedded"),
-        help="embedded (default; a moto server child process), aws, or an endpoint URL such as "
-        "http://127.0.0.1:8001 (env EDGEWISE_DYNAMODB)",
+        help=f"{where}, e.g. http://127.0.0.1:8001 (env EDGEWISE_DYNAMODB)",
     )
     parser.add_argument(
         "--table",
@@ -59,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the API under uvicorn")
     serve.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    _connection_flags(serve)
+    _connection_flags(serve, serving=True)
     serve.add_argument(
         "--demo",
         action=argparse.BooleanOptionalAction,
