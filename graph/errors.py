@@ -9,7 +9,10 @@ __all__ = [
     "BadUserInput",
     "Conflict",
     "EdgewiseError",
+    "Forbidden",
     "NotFound",
+    "QueryTooComplex",
+    "Unauthenticated",
     "Unavailable",
     "cancellation_codes",
     "error_code",
@@ -45,6 +48,18 @@ class NotFound(EdgewiseError):
 
 class Conflict(EdgewiseError):
     code = "CONFLICT"
+
+
+class Unauthenticated(EdgewiseError):
+    code = "UNAUTHENTICATED"
+
+
+class Forbidden(EdgewiseError):
+    code = "FORBIDDEN"
+
+
+class QueryTooComplex(EdgewiseError):
+    code = "QUERY_TOO_COMPLEX"
 
 
 class Unavailable(EdgewiseError):

@@ -1,4 +1,4 @@
-"""The typed per-request context: the request's table view, its loaders and its trace."""
+"""The typed per-request context: who asks, the request's table view, loaders and scope."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from starlette.requests import Request
 from graph.loaders import Loaders
 from graph.table import Table
 
+from .auth import ADMIN, Principal
+from .authz import Scope
+
 __all__ = ["Context", "Info"]
 
 
@@ -18,12 +21,14 @@ class Context:
     request: Request
     table: Table
     loaders: Loaders
+    scope: Scope
 
     @classmethod
-    def for_request(cls, request: Request, table: Table) -> Context:
+    def for_request(cls, request: Request, table: Table, principal: Principal = ADMIN) -> Context:
         """Loaders bind the running loop, so build this inside the request's task."""
         scoped = table.for_request()
-        return cls(request, scoped, Loaders(scoped))
+        loaders = Loaders(scoped)
+        return cls(request, scoped, loaders, Scope(principal, loaders))
 
 
 Info = strawberry.Info[Context, None]

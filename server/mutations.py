@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import strawberry
 
 from graph import offices, tickets, writes
-from graph.errors import BadUserInput, NotFound
-from graph.keys import ItemKey, NodeKey, NodeType, encode_cursor, new_id, parse_id, validate_id
+from graph.errors import BadUserInput, Forbidden, NotFound
+from graph.keys import ItemKey, NodeKey, NodeType, encode_cursor, new_id, parse_id
 from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, Edges, EdgeType, now_iso
 from graph.table import Item
 
@@ -52,7 +52,12 @@ def _prime(info: Info, key: ItemKey, item: Item) -> None:
 async def _create(
     info: Info, node_type: NodeType, raw_id: str | None, fields: dict[str, Any]
 ) -> Any:
-    key = NodeKey(node_type, validate_id(raw_id) if raw_id else new_id())
+    info.context.scope.require_admin(f"create a {node_type.value.lower()}")
+    key: NodeKey | None = NodeKey(node_type, new_id())
+    if raw_id is not None and raw_id is not UNSET:
+        key = parse_id(raw_id, node_type)
+    if key is None:
+        raise BadUserInput(f"{raw_id!r} is not a {node_type.value} id")
     fields = {k: None if v is UNSET else v for k, v in fields.items()}
     _text("name", fields["name"])
     item = await writes.create_node(info.context.table, key, fields)
@@ -64,6 +69,10 @@ async def _update(
     info: Info, node_type: NodeType, raw_id: str, fields: dict[str, Any], expected: int | None
 ) -> Any:
     key = _key(raw_id, node_type)
+    if node_type is NodeType.USER:
+        info.context.scope.require_self(key, "update a user")
+    else:
+        info.context.scope.require_admin(f"update a {node_type.value.lower()}")
     changes = {k: v for k, v in fields.items() if v is not UNSET}
     expected = None if expected is UNSET else expected
     if "name" in changes and changes["name"] is None:
@@ -75,6 +84,7 @@ async def _update(
 
 
 async def _delete(info: Info, node_type: NodeType, raw_id: str) -> DeletedNode:
+    info.context.scope.require_admin(f"delete a {node_type.value.lower()}")
     key = _key(raw_id, node_type)
     await writes.delete_node(info.context.table, key)
     info.context.loaders.items.clear(key.item)
@@ -279,6 +289,7 @@ class Mutation:
         group_id: Id,
         role: Annotated[GroupRole | None, _arg("The member's role.")] = GroupRole.MEMBER,
     ) -> UserGroupEdge:
+        info.context.scope.require_admin("add group member")
         user, group = _key(user_id, USER), _key(group_id, GROUP)
         fields = {"role": (role or GroupRole.MEMBER).value, "since": now_iso()}
         item = await writes.add_edge(info.context.table, MEMBER_OF, user, group, fields)
@@ -287,6 +298,7 @@ class Mutation:
 
     @strawberry.mutation(description="End a membership; false if there was none.")
     async def remove_group_member(self, info: Info, user_id: Id, group_id: Id) -> bool:
+        info.context.scope.require_admin("remove group member")
         user, group = _key(user_id, USER), _key(group_id, GROUP)
         return await writes.remove_edge(info.context.table, MEMBER_OF, user, group)
 
@@ -302,6 +314,7 @@ class Mutation:
         plan: Annotated[str, _arg("The plan.")],
         valid_until: Annotated[datetime | None, _arg("When it ends; never if null.")] = UNSET,
     ) -> GroupSubscriptionEdge:
+        info.context.scope.require_admin("subscribe group")
         group, product = _key(group_id, GROUP), _key(product_id, PRODUCT)
         until = None
         if valid_until:
@@ -316,6 +329,7 @@ class Mutation:
     async def cancel_subscription(
         self, info: Info, group_id: Id, product_id: Id
     ) -> GroupSubscriptionEdge:
+        info.context.scope.require_admin("cancel subscription")
         group, product = _key(group_id, GROUP), _key(product_id, PRODUCT)
         changes = {"status": "CANCELED"}
         item = await writes.update_edge(info.context.table, SUBSCRIBES_TO, group, product, changes)
@@ -333,6 +347,7 @@ class Mutation:
         user_id: Id,
         role: Annotated[OrgRole | None, _arg("The member's role.")] = OrgRole.MEMBER,
     ) -> OrganizationMemberEdge:
+        info.context.scope.require_admin("add organization member")
         org, user = _key(organization_id, ORG), _key(user_id, USER)
         fields = {"role": (role or OrgRole.MEMBER).value, "joinedAt": now_iso()}
         item = await writes.add_edge(
@@ -345,6 +360,7 @@ class Mutation:
     async def remove_organization_member(
         self, info: Info, organization_id: Id, user_id: Id
     ) -> bool:
+        info.context.scope.require_admin("remove organization member")
         org, user = _key(organization_id, ORG), _key(user_id, USER)
         return await writes.remove_edge(info.context.table, HAS_MEMBER, org, user)
 
@@ -352,7 +368,9 @@ class Mutation:
     async def open_ticket(
         self, info: Info, user_id: Id, title: Annotated[str, _arg("What it is about.")]
     ) -> Ticket:
-        item = await tickets.open_ticket(info.context.table, _key(user_id, USER), title)
+        user = _key(user_id, USER)
+        info.context.scope.require_self(user, "open a ticket")
+        item = await tickets.open_ticket(info.context.table, user, title)
         key = NodeKey.parse(item["PK"])
         _prime(info, key.item, item)
         return Ticket(key=key)
@@ -360,6 +378,13 @@ class Mutation:
     @strawberry.mutation(description="Close a ticket (closing a closed one changes nothing).")
     async def close_ticket(self, info: Info, id: Id) -> Ticket:
         key = _key(id, NodeType.TICKET)
+        scope = info.context.scope
+        if not scope.principal.admin:
+            ticket = await info.context.table.get_item(key.item)
+            if ticket is None:
+                raise NotFound(f"{key} does not exist")
+            if ticket.get("author") != str(scope.me):
+                raise Forbidden("you may close only your own tickets")
         item = await tickets.close_ticket(info.context.table, key)
         _prime(info, key.item, item)
         return Ticket(key=key)
@@ -375,6 +400,7 @@ class Mutation:
         zip: Annotated[str, _arg("Postal code.")],
         address: Annotated[str | None, _arg("Street address.")] = UNSET,
     ) -> OfficeEdge:
+        info.context.scope.require_admin("add office")
         location = {"country": country, "state": state, "city": city, "zip": zip}
         org = _key(organization_id, ORG)
         street = None if address is UNSET else address
@@ -389,5 +415,6 @@ class Mutation:
         organization_id: Id,
         office_id: Annotated[strawberry.ID, _arg("The office id.")],
     ) -> bool:
+        info.context.scope.require_admin("remove office")
         org = _key(organization_id, ORG)
         return await offices.remove_office(info.context.table, org, office_id)

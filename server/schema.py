@@ -11,7 +11,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import ExecutionContext
 
-from graph.errors import EdgewiseError
+from graph.errors import EdgewiseError, Forbidden
 from graph.keys import NodeKey, NodeType, parse_global_id, parse_id
 from graph.loaders import PageRequest
 from graph.model import email_key
@@ -36,8 +36,14 @@ async def lookup(info: Info, key: NodeKey | None) -> Any:
         return None
     node = NODE_CLASSES[key.type](key=key)
     prefetch(node, info)
-    item = await info.context.loaders.node(key)
-    return node if item is not None and not item.get("deleting") else None
+    item, allowed = await asyncio.gather(
+        info.context.loaders.node(key), info.context.scope.can_read(key)
+    )
+    if item is None or item.get("deleting"):
+        return None
+    if not allowed:
+        raise Forbidden(f"you may not read {key}")
+    return node
 
 
 @strawberry.type(description="Reads. Every read of a request is batched through its loaders.")

@@ -184,11 +184,14 @@ class Connection:
 
 
 def connection_prefetcher(edge: EdgeType, reverse: bool) -> Prefetcher:
-    """Start a connection's page load before its parent resolves."""
+    """Start a connection's page load before its parent resolves (unless only its
+    ``totalCount`` is asked for: that comes from the node item)."""
 
     def start(
         key: NodeKey, args: dict[str, Any], subfields: set[str], info: Info
     ) -> list[Awaitable[Any]]:
+        if not subfields & {"edges", "pageInfo"}:
+            return []
         request = page_request(key, edge, reverse, args.get("first"), args.get("after"))
         return [info.context.loaders.pages.load(request)]
 

@@ -10,10 +10,12 @@ from typing import Annotated, Any
 import strawberry
 
 from graph import access
+from graph.errors import Forbidden
 from graph.keys import NodeKey, NodeType, parse_id
 from graph.model import HAS_MEMBER, MEMBER_OF, OPENED, SUBSCRIBES_TO, Edges
 from graph.offices import Offices, office_prefix
 from graph.table import Item
+from graph.tickets import TicketListing
 
 from ..context import Info
 from .base import (
@@ -61,10 +63,19 @@ def edges_field(edge_class: type[Edge]) -> Any:
     async def resolve(root: Connection, info: Info) -> Any:
         page = await root.page(info)
         source = root.request.source
-        return [
+        edges = [
             edge_class(item=item, source=source, position=cursor)
             for item, cursor in zip(page.items, page.cursors, strict=True)
         ]
+        scope = info.context.scope
+        if scope.principal.admin or isinstance(source, Offices):
+            return edges
+        # edges to nodes the caller may not read are left out
+        readable = await scope.readable(
+            NodeKey.parse(e.item["SK"]) if isinstance(source, TicketListing) else e.far_end()
+            for e in edges
+        )
+        return [edge for edge, ok in zip(edges, readable, strict=True) if ok]
 
     resolve.__annotations__["return"] = list[edge_class]  # type: ignore[valid-type]
     return strawberry.field(resolver=resolve, description="The edges of this page, in order.")
@@ -220,7 +231,17 @@ class ProductAccess:
 @strawberry.type(description="A person. Global id `USER#<id>`.")
 class User(Node):
     name: str = stored("name", str, "Display name.")
-    email: str | None = stored("email", str | None, "Email address, unique case-insensitively.")
+
+    @strawberry.field(
+        description="Email address, unique case-insensitively; only the user and admins see it."
+    )
+    async def email(self, info: Info) -> str | None:
+        scope = info.context.scope
+        if not scope.principal.admin and self.key != scope.me:
+            raise Forbidden("only the user and admins may read an email")
+        email: str | None = (await self.item(info)).get("email")
+        return email
+
     created_at: datetime = stored("createdAt", datetime, "When the user was created.", to_datetime)
     version: int = stored("version", int, "Optimistic-locking version, 1 at creation.", int)
 
@@ -228,8 +249,11 @@ class User(Node):
     async def organization(self, info: Info) -> Organization | None:
         request = page_request(self.key, HAS_MEMBER, True, 1, None)
         page = await info.context.loaders.pages.load(request)
-        organization = Edges(self.key, HAS_MEMBER, reverse=True)
-        return Organization(key=organization.far_end(page.items[0])) if page.items else None
+        if not page.items:
+            return None
+        organization = Edges(self.key, HAS_MEMBER, reverse=True).far_end(page.items[0])
+        await info.context.scope.check(organization)
+        return Organization(key=organization)
 
     @strawberry.field(description="The groups the user is a member of.")
     def groups(
@@ -254,9 +278,13 @@ class User(Node):
     )
     async def products(self, info: Info) -> list[ProductAccess]:
         granted = await access.products_of(info.context.loaders, self.key)
+        scope = info.context.scope
+        keys = list(granted) + [g for groups in granted.values() for g in groups]
+        readable = dict(zip(keys, await scope.readable(keys), strict=True))
         return [
-            ProductAccess(product=Product(key=p), via=[Group(key=g) for g in groups])
+            ProductAccess(product=Product(key=p), via=[Group(key=g) for g in groups if readable[g]])
             for p, groups in granted.items()
+            if readable[p]
         ]
 
     @strawberry.field(description="Whether the user can use the product (see `products`).")
@@ -275,11 +303,17 @@ class User(Node):
 
 User.prefetchers = {
     "groups": connection_prefetcher(MEMBER_OF, False),
-    "tickets": lambda key, args, subfields, info: [
-        info.context.loaders.pages.load(
-            slice_request(Edges(key, OPENED), args.get("first"), args.get("after"), forward=False)
-        )
-    ],
+    "tickets": lambda key, args, subfields, info: (
+        [
+            info.context.loaders.pages.load(
+                slice_request(
+                    Edges(key, OPENED), args.get("first"), args.get("after"), forward=False
+                )
+            )
+        ]
+        if subfields & {"edges", "pageInfo"}
+        else []
+    ),
     "organization": lambda key, args, subfields, info: [
         info.context.loaders.pages.load(page_request(key, HAS_MEMBER, True, 1, None))
     ],

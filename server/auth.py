@@ -1,0 +1,108 @@
+"""Authentication: ``Authorization: Bearer <JWT>`` checked against configured keys."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jwt
+
+from graph.errors import EdgewiseError, Unauthenticated
+from graph.keys import NodeKey, NodeType, validate_id
+
+__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "authenticator_from_env"]
+
+LEEWAY = 60  # seconds of clock skew allowed on exp / nbf / iat
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: a user (``user`` is its key) and whether they hold the ``admin`` role."""
+
+    user: NodeKey | None
+    admin: bool
+
+
+ADMIN = Principal(None, True)
+
+
+class Authenticator:
+    """Verifies tokens with HS256 and a shared secret, or RS256/ES256 and a JWKS (a file, or an
+    https URL fetched and cached by PyJWT). ``exp`` is required; ``iss``/``aud`` are checked when
+    configured."""
+
+    def __init__(
+        self,
+        secret: str | None = None,
+        jwks: str | None = None,
+        issuer: str | None = None,
+        audience: str | None = None,
+    ) -> None:
+        self.secret = secret
+        self.issuer = issuer
+        self.audience = audience
+        self.jwks_client: jwt.PyJWKClient | None = None
+        self.jwks_file: jwt.PyJWKSet | None = None
+        if jwks and jwks.startswith("https://"):
+            self.jwks_client = jwt.PyJWKClient(jwks, cache_keys=True, lifespan=600)
+        elif jwks:
+            self.jwks_file = jwt.PyJWKSet.from_dict(json.loads(Path(jwks).read_text()))
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.secret or self.jwks_client or self.jwks_file)
+
+    def _key(self, token: str) -> tuple[Any, list[str]]:
+        header = jwt.get_unverified_header(token)
+        algorithm = header.get("alg")
+        if self.secret and algorithm == "HS256":
+            return self.secret, ["HS256"]
+        if algorithm in ("RS256", "ES256"):
+            if self.jwks_client is not None:
+                return self.jwks_client.get_signing_key_from_jwt(token).key, [algorithm]
+            if self.jwks_file is not None:
+                kid = header.get("kid")
+                for key in self.jwks_file.keys:
+                    if kid is None or key.key_id == kid:
+                        return key.key, [algorithm]
+        raise jwt.InvalidAlgorithmError(f"tokens signed with {algorithm!r} are not accepted")
+
+    def principal(self, authorization: str | None) -> Principal:
+        """The principal of an ``Authorization`` header, or :class:`Unauthenticated`."""
+        if not self.configured:
+            return ADMIN
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthenticated("send a token: Authorization: Bearer <JWT>")
+        try:
+            key, algorithms = self._key(token.strip())
+            claims = jwt.decode(
+                token.strip(),
+                key,
+                algorithms=algorithms,
+                issuer=self.issuer,
+                audience=self.audience,
+                leeway=LEEWAY,
+                options={"require": ["exp", "sub"], "verify_aud": self.audience is not None},
+            )
+        except (jwt.PyJWTError, ValueError) as exc:
+            raise Unauthenticated(f"invalid token: {exc}") from None
+        roles = claims.get("roles") or []
+        admin = isinstance(roles, list) and "admin" in roles
+        try:
+            user = NodeKey(NodeType.USER, validate_id(str(claims["sub"])))
+        except EdgewiseError:
+            raise Unauthenticated("invalid token: sub is not a user id") from None
+        return Principal(user, admin)
+
+
+def authenticator_from_env() -> Authenticator:
+    return Authenticator(
+        secret=os.environ.get("EDGEWISE_JWT_SECRET") or None,
+        jwks=os.environ.get("EDGEWISE_JWT_JWKS") or None,
+        issuer=os.environ.get("EDGEWISE_JWT_ISSUER") or None,
+        audience=os.environ.get("EDGEWISE_JWT_AUDIENCE") or None,
+    )
