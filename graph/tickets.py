@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import BadUserInput, NotFound
-from .keys import NodeKey, NodeType, new_id
+from .keys import NodeKey, NodeType, new_id, validate_id
 from .model import OPENED, counter, edge_item, node_item, now_iso
 from .table import Item, Table, from_dynamo
 from .tx import LIVE, Tx, fail
@@ -70,6 +70,8 @@ async def close_ticket(table: Table, key: NodeKey, shards: int = SHARDS) -> Item
     old = await table.get_item(key.item)
     if old is None or old.get("deleting"):
         raise NotFound(f"{key} does not exist")
+    if old["status"] == "CLOSED":
+        return old
     index = _index_keys(key.id, "CLOSED", old["createdAt"], shards)
     tx = Tx(table)
     tx.update(
@@ -132,9 +134,13 @@ def _decode(cursor: str, shards: int) -> list[str | None]:
         positions = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         if not (isinstance(positions, list) and len(positions) == shards):
             raise ValueError
-        if not all(p is None or isinstance(p, str) for p in positions):
-            raise ValueError
-    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
+        for position in positions:
+            if position is not None:
+                created, _, ticket = str(position).rpartition("#")
+                if not created:
+                    raise ValueError
+                validate_id(ticket)
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError, BadUserInput):
         raise BadUserInput(
             f"invalid cursor {cursor[:60]!r}: pass a cursor from `tickets`"
         ) from None
@@ -189,7 +195,7 @@ async def list_tickets(table: Table, listing: TicketListing, first: int) -> Tick
     """Tickets of one status, newest first: every shard queried at once, then merged."""
     shards = listing.shards
     positions: list[str | None] = (
-        _decode(listing.after, shards) if listing.after else [None] * shards
+        _decode(listing.after, shards) if listing.after is not None else [None] * shards
     )
     if _empty(listing):
         return TicketPage([], [], False)

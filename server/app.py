@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
-from strawberry.types.graphql import OperationType
 
 from graph.bulk import dump, load
 from graph.client import Endpoint, create_table, open_client
@@ -25,8 +21,10 @@ from graph.table import Table
 from graph.writes import resume_deletions
 
 from . import playground
-from .context import Context
-from .schema import format_error, schema
+from .auth import Authenticator, authenticator_from_env
+from .http import graphql
+from .limits import Limits
+from .schema import production_schema, schema
 from .settings import Settings
 
 __all__ = ["create_app"]
@@ -83,76 +81,6 @@ async def _resume_deletions(table: Table) -> None:
         log.exception("could not finish interrupted deletions; they resume at the next start")
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    body = {"errors": [{"message": message, "extensions": {"code": "BAD_USER_INPUT"}}]}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-async def _read_params(request: Request) -> dict[str, Any] | Response:
-    if request.method == "GET":
-        params: dict[str, Any] = dict(request.query_params)
-        for name in ("variables", "extensions"):
-            if isinstance(params.get(name), str):
-                try:
-                    params[name] = json.loads(params[name])
-                except ValueError:
-                    return _error(400, f"the {name} parameter is not valid JSON")
-        return params
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        return _error(415, "send the GraphQL request as Content-Type: application/json")
-    try:
-        body = json.loads(await request.body())
-    except ValueError:
-        return _error(400, "the request body is not valid JSON")
-    if not isinstance(body, dict):
-        return _error(400, "the request body must be a JSON object")
-    return body
-
-
-async def graphql(request: Request) -> Response:
-    """GraphQL over HTTP: queries by GET or POST, mutations by POST only."""
-    settings: Settings = request.app.state.settings
-    if (
-        request.method == "GET"
-        and "query" not in request.query_params
-        and "text/html" in request.headers.get("accept", "")
-    ):
-        return PlainTextResponse("Not Found", 404) if settings.production else playground.page()
-    params = await _read_params(request)
-    if isinstance(params, Response):
-        return params
-    query, variables = params.get("query"), params.get("variables")
-    if not isinstance(query, str) or not query.strip():
-        return _error(400, "no GraphQL query: pass `query` in the JSON body or the query string")
-    if variables is not None and not isinstance(variables, dict):
-        return _error(400, "`variables` must be a JSON object")
-    allowed = {OperationType.QUERY}
-    if request.method == "POST":
-        allowed.add(OperationType.MUTATION)
-    context = Context.for_request(request, request.app.state.table)
-    try:
-        result = await schema.execute(
-            query,
-            variable_values=variables,
-            context_value=context,
-            operation_name=params.get("operationName"),
-            allowed_operation_types=allowed,
-        )
-    except InvalidOperationTypeError:
-        return _error(405, "mutations are sent with POST", headers={"Allow": "POST"})
-    except CannotGetOperationTypeError as exc:
-        return _error(400, str(exc) or "unknown operation")
-    body: dict[str, Any] = {}
-    if result.errors:
-        body["errors"] = [format_error(e) for e in result.errors]
-    if result.data is not None or not result.errors or any(e.path for e in result.errors):
-        body["data"] = result.data
-    if request.headers.get("edgewise-trace") == "1":
-        body["extensions"] = {"dynamodb": context.table.trace.as_dict()}
-    return JSONResponse(body)
-
-
 async def healthz(request: Request) -> Response:
     return PlainTextResponse("ok")
 
@@ -166,9 +94,27 @@ async def readyz(request: Request) -> Response:
     return PlainTextResponse("ready")
 
 
-def create_app(settings: Settings | None = None, table: Table | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None,
+    table: Table | None = None,
+    authenticator: Authenticator | None = None,
+    limits: Limits | None = None,
+) -> Starlette:
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
-    opens one client for the process from ``settings`` and closes it at shutdown."""
+    opens one client for the process from ``settings`` and closes it at shutdown. Keys and
+    limits come from the environment unless given."""
+    settings = settings or Settings()
+    authenticator = authenticator or authenticator_from_env()
+    if not authenticator.configured:
+        if settings.production:
+            raise SystemExit(
+                "--production needs a key: set EDGEWISE_JWT_SECRET (HS256) or "
+                "EDGEWISE_JWT_JWKS (a JWKS file or https URL, RS256/ES256)"
+            )
+        log.warning(
+            "no JWT key configured (EDGEWISE_JWT_SECRET or EDGEWISE_JWT_JWKS): "
+            "every request acts as admin"
+        )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -188,7 +134,10 @@ def create_app(settings: Settings | None = None, table: Table | None = None) -> 
         Route("/playground/{name}", playground.asset),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.settings = settings or Settings()
+    app.state.settings = settings
+    app.state.authenticator = authenticator
+    app.state.limits = limits or Limits.from_env()
+    app.state.schema = production_schema if settings.production else schema
     if table is not None:
         app.state.table = table
     return app

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
+from graphql.validation import NoSchemaIntrospectionCustomRule
+from strawberry.extensions import AddValidationRules
 from strawberry.types import ExecutionContext
 
 from graph.errors import EdgewiseError, Forbidden
@@ -23,7 +25,7 @@ from .types import NODE_CLASSES, Group, Node, Organization, Product, Ticket, Use
 from .types.base import check_first, prefetch
 from .types.nodes import AFTER, FIRST, TicketConnection, TicketStatus
 
-__all__ = ["Query", "format_error", "schema"]
+__all__ = ["Query", "Schema", "format_error", "production_schema", "schema"]
 
 log = logging.getLogger("edgewise")
 
@@ -164,3 +166,9 @@ class Schema(strawberry.Schema):
 
 
 schema = Schema(query=Query, mutation=Mutation, types=list(NODE_CLASSES.values()))
+production_schema = Schema(
+    query=Query,
+    mutation=Mutation,
+    types=list(NODE_CLASSES.values()),
+    extensions=[lambda: AddValidationRules([NoSchemaIntrospectionCustomRule])],
+)
