@@ -60,7 +60,7 @@ class RetryPolicy:
     two layers never multiply; every attempt is made, and counted, here.
     """
 
-    attempts: int = 8
+    attempts: int = 10
     base_delay: float = 0.02
     max_delay: float = 1.0
     deadline: float = 10.0
@@ -140,16 +140,25 @@ class Table:
         policy: RetryPolicy = RetryPolicy(),
         trace: Trace | None = None,
         max_in_flight: int = 64,
+        deadline: float | None = None,
     ) -> None:
         self.client = client
         self.name = name
         self.policy = policy
         self.trace = trace if trace is not None else Trace()
         self.max_in_flight = max_in_flight
+        self.deadline = deadline  # time.monotonic() by which every call must have ended
         self._gate = asyncio.Semaphore(max_in_flight)
 
     def for_request(self) -> Table:
-        return Table(self.client, self.name, self.policy, Trace(), self.max_in_flight)
+        """A view for one request: its own trace, in-flight bound, and a deadline of
+        ``policy.deadline`` seconds from now shared by all its calls and retries."""
+        deadline = time.monotonic() + self.policy.deadline
+        return Table(self.client, self.name, self.policy, Trace(), self.max_in_flight, deadline)
+
+    def _ends(self, started: float) -> float:
+        ends = started + self.policy.deadline
+        return ends if self.deadline is None else min(ends, self.deadline)
 
     async def _send(self, operation: str, **params: Any) -> dict[str, Any]:
         method = getattr(self.client, _SNAKE[operation])
@@ -160,15 +169,18 @@ class Table:
 
     async def call(self, operation: str, **params: Any) -> dict[str, Any]:
         """Send one DynamoDB call, retrying what is retryable under the policy."""
-        started = time.monotonic()
+        ends = self._ends(time.monotonic())
         attempt = 0
         while True:
             try:
-                return await self._send(operation, **params)
+                remaining = ends - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"{operation} ran out of time")
+                return await asyncio.wait_for(self._send(operation, **params), remaining)
             except Exception as exc:
                 attempt += 1
                 delay = self.policy.backoff(attempt)
-                out_of_time = time.monotonic() + delay - started > self.policy.deadline
+                out_of_time = time.monotonic() + delay > ends
                 if not is_retryable(exc) or attempt >= self.policy.attempts or out_of_time:
                     raise translate(exc) from exc
                 await asyncio.sleep(delay)
@@ -177,7 +189,7 @@ class Table:
         self, operation: str, params: dict[str, Any], field_name: str, pending_key: str
     ) -> list[dict[str, Any]]:
         """Repeat a batch call with its unprocessed remainder until none is left or time is up."""
-        started = time.monotonic()
+        ends = self._ends(time.monotonic())
         responses = []
         attempt = 0
         while True:
@@ -188,7 +200,7 @@ class Table:
                 return responses
             attempt += 1
             delay = self.policy.backoff(attempt)
-            if time.monotonic() + delay - started > self.policy.deadline:
+            if time.monotonic() + delay > ends:
                 raise Unavailable(f"DynamoDB left {operation} items unprocessed past the deadline")
             await asyncio.sleep(delay)
             params = {**params, pending_key: remainder}

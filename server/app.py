@@ -13,11 +13,11 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from graph.bulk import dump, load
-from graph.client import Endpoint, create_table, open_client
+from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput
 from graph.seed import demo_items
-from graph.table import Table
+from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
 
 from . import playground
@@ -55,8 +55,9 @@ async def open_table(settings: Settings) -> AsyncIterator[Table]:
             endpoint = Endpoint(embedded.url)
         else:
             endpoint = Endpoint.parse(settings.dynamodb)
-        client = await stack.enter_async_context(open_client(endpoint))
-        table = Table(client, settings.table)
+        config = client_config(settings.connect_timeout, settings.read_timeout)
+        client = await stack.enter_async_context(open_client(endpoint, config))
+        table = Table(client, settings.table, RetryPolicy(deadline=settings.deadline))
         if embedded_mode:
             await create_table(client, settings.table)
             if data_file is not None and data_file.exists():

@@ -77,7 +77,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="durable embedded DynamoDB: load F (DynamoDB JSON lines) at start instead of the "
         "demo data if F exists, and dump the table to F atomically at clean shutdown",
     )
-    serve.add_argument("--production", action="store_true", help="no playground")
+    serve.add_argument(
+        "--production",
+        action="store_true",
+        help="require a JWT key; no playground, introspection or suggestions; trace for admins",
+    )
+    serve.add_argument(
+        "--deadline",
+        type=float,
+        default=float(os.environ.get("EDGEWISE_DEADLINE", 10)),
+        help="seconds a request's DynamoDB calls may take, retries included (default 10)",
+    )
+    serve.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=float(os.environ.get("EDGEWISE_CONNECT_TIMEOUT", 2)),
+        help="seconds to connect to DynamoDB (default 2)",
+    )
+    serve.add_argument(
+        "--read-timeout",
+        type=float,
+        default=float(os.environ.get("EDGEWISE_READ_TIMEOUT", 5)),
+        help="seconds to wait for one DynamoDB response (default 5)",
+    )
+    serve.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=30.0,
+        help="seconds SIGTERM waits for in-flight requests before stopping (default 30)",
+    )
 
     create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
     _connection_flags(create)
@@ -202,8 +230,23 @@ def _serve(args: argparse.Namespace) -> None:
             + args.dynamodb
         )
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings(args.dynamodb, args.table, args.demo, args.data_file, args.production)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port)
+    settings = Settings(
+        args.dynamodb,
+        args.table,
+        args.demo,
+        args.data_file,
+        args.production,
+        args.connect_timeout,
+        args.read_timeout,
+        args.deadline,
+        args.shutdown_timeout,
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        timeout_graceful_shutdown=round(settings.shutdown_timeout),
+    )
 
 
 def _export_schema(args: argparse.Namespace) -> None:

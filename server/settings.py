@@ -15,3 +15,7 @@ class Settings:
     demo: bool = True
     data_file: Path | None = None
     production: bool = False
+    connect_timeout: float = 2.0  # seconds to open a connection to DynamoDB
+    read_timeout: float = 5.0  # seconds to wait for one DynamoDB response
+    deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all
+    shutdown_timeout: float = 30.0  # seconds SIGTERM waits for in-flight requests
