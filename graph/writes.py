@@ -260,7 +260,9 @@ def _pack(tx: Tx, removals: list[_Removal], room: int) -> list[_Removal]:
         if len(deltas) + taken + cost > room:
             break
         taken += 1
-        tx.delete(removal.key)
+        # conditioned, so a concurrent run removing the same edge cancels this batch (and it is
+        # read again) instead of both decrementing the far end's counter
+        tx.delete(removal.key, "attribute_exists(PK)", fail(Raced(removal.key.sk)))
         if removal.far is not None:
             counts = deltas.setdefault(removal.far, {})
             counts[removal.counter] = counts.get(removal.counter, 0) - 1
