@@ -2,8 +2,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test playground browser schema clean
+.PHONY: serve test playground audit browser schema clean bench fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +19,12 @@ playground/node_modules/.package-lock.json: playground/package.json playground/p
 
 playground: playground/node_modules/.package-lock.json
 
+# The graphql-http audit suite (GraphQL over HTTP conformance) for tests/http/test_graphql_over_http.py.
+tests/http/node_modules/.package-lock.json: tests/http/package.json tests/http/package-lock.json
+	cd tests/http && npm ci --no-audit --no-fund --loglevel=error
+
+audit: tests/http/node_modules/.package-lock.json
+
 # Headless Chromium for the playground test (Debian's package).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -25,14 +32,28 @@ browser:
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
-test: $(STAMP) playground browser
-	$(BIN)/ruff check graph server tests
-	$(BIN)/ruff format --check graph server tests
+test: $(STAMP) playground audit browser
+	$(BIN)/ruff check graph server tests bench
+	$(BIN)/ruff format --check graph server tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# Benchmarks (not part of `make test`): tables on stdout, bench/results/RESULTS.md and plots.
+$(BENCH_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $@
+
+bench: $(STAMP) $(BENCH_STAMP)
+	$(BIN)/python -m bench
+
+# A long fuzz run (not part of `make test`, which runs 8 derandomized examples): FUZZ_EXAMPLES
+# random documents per root field, valid and invalid, against the served app.
+FUZZ_EXAMPLES ?= 200
+fuzz: $(STAMP)
+	EDGEWISE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/http/test_fuzz.py
 
 schema: $(STAMP)
 	$(BIN)/edgewise export-schema --output schema.graphql
 
 clean:
-	rm -rf $(VENV) playground/node_modules
+	rm -rf $(VENV) playground/node_modules tests/http/node_modules

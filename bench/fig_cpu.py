@@ -1,0 +1,166 @@
+"""Figure 3: server CPU per request for Q1 at fan-out 100 against the floor - graphql-core
+executing the same query over the same data in memory with trivial resolvers - and, when ours
+costs more than 1.5x, a profile of where its time goes."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+import httpx
+from starlette.requests import Request
+
+from graph.table import Table
+from server.app import create_app
+from server.context import Context
+from server.schema import schema
+
+from .fake import FakeDynamoDB
+from .floor import Floor
+from .markdown import table
+from .measure import in_process, say, send
+from .memory import Memory
+from .profiling import Profile, profile
+from .queries import BenchQuery
+
+__all__ = ["CpuResult", "measure", "render"]
+
+TARGET = 1.5
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    seconds: list[float]  # CPU per request
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+@dataclass(frozen=True)
+class CpuResult:
+    query: BenchQuery
+    variants: list[Variant]  # the first is the floor
+    over_fake: Profile  # the HTTP request in process over the fake DynamoDB
+    over_botocore: Profile  # the HTTP request in process over aiobotocore and the proxy
+    calls: int  # DynamoDB calls per request
+
+    @property
+    def floor(self) -> Variant:
+        return self.variants[0]
+
+
+async def _time(runs: list[Callable[[], Awaitable[Any]]], iterations: int) -> list[list[float]]:
+    """CPU seconds of each run, taken in turn so that noise spreads over all of them."""
+    seconds: list[list[float]] = [[] for _ in runs]
+    for iteration in range(iterations + 3):
+        for run, taken in zip(runs, seconds, strict=True):
+            started = time.process_time()
+            await run()
+            if iteration >= 3:
+                taken.append(time.process_time() - started)
+    return seconds
+
+
+async def measure(
+    query: BenchQuery, memory: Memory, proxied: httpx.AsyncClient, iterations: int
+) -> CpuResult:
+    """``proxied`` is Edgewise in process over aiobotocore, its proxy replaying with 0 ms."""
+    first = await send(proxied, query)
+    expected, calls = first.data, first.trace["requests"]
+    floor, floor_async = Floor(memory), Floor(memory, is_async=True)
+    for candidate in (floor, floor_async):
+        answer = await candidate.execute(query.text, query.variables)
+        if answer.errors or answer.data != expected:
+            raise RuntimeError(f"the floor answers differently: {answer.errors}")
+    fake_table = Table(FakeDynamoDB(memory), "bench")
+    fake = in_process(create_app(table=fake_table))
+
+    async def execute() -> None:
+        context = Context.for_request(cast(Request, None), fake_table)
+        result = await schema.execute(query.text, query.variables, context_value=context)
+        if result.errors or result.data != expected:
+            raise RuntimeError(f"ours over the fake answers differently: {result.errors}")
+
+    async def over_fake() -> None:
+        if (await send(fake, query)).data != expected:
+            raise RuntimeError("ours over the fake answers differently")
+
+    async def over_proxy() -> None:
+        await send(proxied, query)
+
+    async def on_floor() -> None:
+        await floor.execute(query.text, query.variables)
+
+    async def on_async_floor() -> None:
+        await floor_async.execute(query.text, query.variables)
+
+    runs: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
+        ("floor: graphql-core, sync trivial resolvers", on_floor),
+        ("graphql-core, async trivial resolvers", on_async_floor),
+        ("ours: schema.execute, in-memory fake DynamoDB", execute),
+        ("ours: HTTP request in process, in-memory fake DynamoDB", over_fake),
+        ("ours: HTTP request in process, aiobotocore + replay proxy (0 ms)", over_proxy),
+    ]
+    timed = await _time([run for _, run in runs], iterations)
+    variants = [Variant(name, seconds) for (name, _), seconds in zip(runs, timed, strict=True)]
+    for variant in variants:
+        say(f"CPU {variant.median * 1000:7.1f} ms  {variant.name}")
+    over_fake_profile = await profile(over_fake, 2 * iterations)
+    over_botocore_profile = await profile(over_proxy, iterations // 2)
+    await fake.aclose()
+    return CpuResult(query, variants, over_fake_profile, over_botocore_profile, calls)
+
+
+def render(result: CpuResult) -> str:
+    floor, fastest = result.floor.median, min(result.floor.seconds)
+    rows = [
+        [
+            v.name,
+            f"{v.median * 1e3:.1f}",
+            f"{min(v.seconds) * 1e3:.1f}",
+            f"{v.median / floor:.1f}",
+            f"{min(v.seconds) / fastest:.1f}",
+        ]
+        for v in result.variants
+    ]
+    headers = ["what runs Q1 at fan-out 100", "CPU ms median", "min", "x floor", "x floor (min)"]
+    return table(headers, rows)
+
+
+def render_profile(result: CpuResult) -> str:
+    """Shares of the busy samples, in ms per request by the variant's measured CPU."""
+    fake, real = result.over_fake, result.over_botocore
+    fake_cpu, real_cpu = result.variants[-2].median, result.variants[-1].median
+    real_shares = {s.bucket: s.fraction for s in real.shares}
+    buckets = [s.bucket for s in fake.shares] + [
+        b for b in real_shares if b not in {s.bucket for s in fake.shares}
+    ]
+    fake_shares = {s.bucket: s.fraction for s in fake.shares}
+
+    def cells(fraction: float | None, cpu: float) -> list[str]:
+        if not fraction:
+            return ["-", "-"]
+        return [f"{fraction * cpu * 1e3:.1f}", f"{fraction:.0%}"]
+
+    rows = [
+        [b, *cells(fake_shares.get(b), fake_cpu), *cells(real_shares.get(b), real_cpu)]
+        for b in buckets
+    ]
+    headers = ["where (innermost package frame)", "fake: ms", "share", "aiobotocore: ms", "share"]
+    top = table(
+        ["function (over the fake)", "ms / request", "share"],
+        [[f, f"{x * fake_cpu * 1e3:.2f}", f"{x:.1%}"] for f, x in fake.top_self],
+    )
+    ours = table(
+        ["our function (over the fake)", "ms / request", "share"],
+        [[f, f"{x * fake_cpu * 1e3:.2f}", f"{x:.1%}"] for f, x in fake.top_ours],
+    )
+    return (
+        f"{table(headers, rows)}\n\nCostliest functions, innermost frame:\n\n{top}\n\n"
+        f"Our functions on the stack (they and what they call):\n\n{ours}"
+    )
