@@ -57,10 +57,17 @@ class Loaders:
         self.pages: DataLoader[PageRequest, EdgePage] = DataLoader(self._load_pages)
         self.all_edges: DataLoader[Edges, list[Item]] = DataLoader(self._load_all_edges)
         self.counts: DataLoader[Slice | TicketListing, int] = DataLoader(self._load_counts)
+        self._complete: dict[Edges, list[Item]] = {}  # first pages that held every edge
 
     async def node(self, key: NodeKey) -> Item | None:
         item: Item | None = await self.items.load(key.item)
         return item
+
+    def _prime(self, items: list[Item]) -> list[Item]:
+        """Remember the items a Query returned, so a later read of one by key costs nothing."""
+        for item in items:
+            self.items.prime(ItemKey(item["PK"], item["SK"]), item)
+        return items
 
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
         found = await self.table.get_many(keys)
@@ -70,7 +77,7 @@ class Loaders:
         source = request.source
         if isinstance(source, TicketListing):
             tickets = await list_tickets(self.table, source, request.first)
-            return EdgePage(tickets.items, tickets.cursors, tickets.has_next)
+            return EdgePage(self._prime(tickets.items), tickets.cursors, tickets.has_next)
         page = await self.table.query_page(
             str(source.node),
             source.prefix,
@@ -79,19 +86,24 @@ class Loaders:
             after=request.after,
             forward=request.forward,
         )
-        items = page.items[: request.first]
+        items = self._prime(page.items[: request.first])
+        whole = request.after is None and request.forward and len(page.items) <= request.first
+        if whole and isinstance(source, Edges):
+            self._complete[source] = items
         cursors = [encode_cursor(ItemKey(i["PK"], i["SK"])) for i in items]
         return EdgePage(items, cursors, len(page.items) > request.first)
 
     async def _load_pages(self, requests: list[PageRequest]) -> list[EdgePage]:
         return list(await asyncio.gather(*(self._page(r) for r in requests)))
 
+    async def _all_edges(self, edges: Edges) -> list[Item]:
+        if edges in self._complete:  # a first page already read them all
+            return self._complete[edges]
+        items = await self.table.query_all(str(edges.node), edges.prefix, index=edges.index)
+        return self._prime(items)
+
     async def _load_all_edges(self, keys: list[Edges]) -> list[list[Item]]:
-        return list(
-            await asyncio.gather(
-                *(self.table.query_all(str(e.node), e.prefix, index=e.index) for e in keys)
-            )
-        )
+        return list(await asyncio.gather(*(self._all_edges(e) for e in keys)))
 
     async def _count(self, source: Slice | TicketListing) -> int:
         if isinstance(source, TicketListing):

@@ -16,6 +16,7 @@ from graph.keys import NodeKey, NodeType, validate_id
 __all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "authenticator_from_env"]
 
 LEEWAY = 60  # seconds of clock skew allowed on exp / nbf / iat
+KEY_TYPES = {"RS256": "RSA", "ES256": "EC"}  # asymmetric algorithms and their JWK key type
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,13 @@ class Authenticator:
         algorithm = header.get("alg")
         if self.secret and algorithm == "HS256":
             return self.secret, ["HS256"]
-        if algorithm in ("RS256", "ES256"):
+        if algorithm in KEY_TYPES:
             if self.jwks_client is not None:
                 return self.jwks_client.get_signing_key_from_jwt(token).key, [algorithm]
             if self.jwks_file is not None:
                 kid = header.get("kid")
                 for key in self.jwks_file.keys:
-                    if kid is None or key.key_id == kid:
+                    if key.key_type == KEY_TYPES[algorithm] and kid in (None, key.key_id):
                         return key.key, [algorithm]
         raise jwt.InvalidAlgorithmError(f"tokens signed with {algorithm!r} are not accepted")
 
@@ -88,7 +89,7 @@ class Authenticator:
                 leeway=LEEWAY,
                 options={"require": ["exp", "sub"], "verify_aud": self.audience is not None},
             )
-        except (jwt.PyJWTError, ValueError) as exc:
+        except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise Unauthenticated(f"invalid token: {exc}") from None
         roles = claims.get("roles") or []
         admin = isinstance(roles, list) and "admin" in roles

@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from graph.errors import Forbidden
-from graph.keys import NodeKey, NodeType
+from graph.keys import ItemKey, NodeKey, NodeType
 from graph.loaders import Loaders, PageRequest
-from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, Edges
+from graph.model import HAS_MEMBER, MEMBER_OF, Edges
 
 from .auth import Principal
 
@@ -53,45 +53,36 @@ class Scope:
 
         return self._once("organization", compute)
 
-    def users(self) -> Awaitable[set[NodeKey]]:
-        async def compute() -> set[NodeKey]:
-            groups, org = await asyncio.gather(self.groups(), self.organization())
-            sources = [Edges(g, MEMBER_OF, reverse=True) for g in groups]
-            sources += [Edges(org, HAS_MEMBER)] if org else []
-            members = await asyncio.gather(*(self._far_ends(e) for e in sources))
-            return set().union(*members)
-
-        return self._once("users", compute)
-
-    def products(self) -> Awaitable[set[NodeKey]]:
-        async def compute() -> set[NodeKey]:
-            groups = await self.groups()
-            found = await asyncio.gather(*(self._far_ends(Edges(g, SUBSCRIBES_TO)) for g in groups))
-            return set().union(*found)
-
-        return self._once("products", compute)
-
     @property
     def me(self) -> NodeKey | None:
         return self.principal.user
 
     async def can_read(self, key: NodeKey) -> bool:
+        """Whether the principal may read ``key``. Beyond their own MEMBER_OF edges and
+        organization (one Query each, once a request), the answer is whether one edge exists,
+        read by key through the items loader: batched with the request's other reads, and
+        usually already primed by the connection pages the request loaded."""
         if self.principal.admin or key == self.me:
             return True
         if self.me is None:
             return False
-        if key.type is NodeType.USER:
-            return key in await self.users()
-        if key.type is NodeType.GROUP:
-            return key in await self.groups()
-        if key.type is NodeType.PRODUCT:
-            return key in await self.products()
-        if key.type is NodeType.ORG:
-            return key == await self.organization()
         if key.type is NodeType.TICKET:
             item = await self.loaders.node(key)
             return item is not None and item.get("author") == str(self.me)
-        return False
+        groups, organization = await asyncio.gather(self.groups(), self.organization())
+        if key.type is NodeType.GROUP:
+            return key in groups
+        if key.type is NodeType.ORG:
+            return key == organization
+        if key.type is NodeType.USER:  # a fellow member of a group, or of the organization
+            edges = [ItemKey(str(key), str(g)) for g in groups]
+            edges += [ItemKey(str(organization), str(key))] if organization else []
+        elif key.type is NodeType.PRODUCT:  # a subscription of one of the groups
+            edges = [ItemKey(str(g), str(key)) for g in groups]
+        else:
+            return False
+        found = await self.loaders.items.load_many(edges) if edges else []
+        return any(item is not None for item in found)
 
     async def readable(self, keys: Iterable[NodeKey]) -> list[bool]:
         return list(await asyncio.gather(*(self.can_read(k) for k in keys)))

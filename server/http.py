@@ -1,5 +1,15 @@
 """GraphQL over HTTP: ``/graphql`` by GET (queries) and POST, with authentication, limits checked
-before execution, error codes, and the DynamoDB trace."""
+before execution, error codes, and the DynamoDB trace.
+
+The response media type is negotiated from ``Accept``: ``application/graphql-response+json``
+(the GraphQL-over-HTTP spec's own type) or ``application/json`` (legacy clients; also what a
+missing Accept, ``*/*`` or ``application/*`` gets); an Accept allowing neither is 406. With
+``application/graphql-response+json`` a request that is not executed (unparsable JSON, bad
+parameters, a document that does not parse, validate or pass the limits, variables that do not
+coerce) is answered 4xx with no ``data`` entry; with ``application/json`` such GraphQL errors keep
+the legacy 200. A response with no data whose errors include ``UNAVAILABLE`` (DynamoDB still
+failing when the request's deadline ran out) is 503 with ``Retry-After``, whatever the type.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +22,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from graph.errors import EdgewiseError, Unauthenticated
+from graph.errors import EdgewiseError, Unauthenticated, Unavailable
 
 from . import playground
 from .auth import Authenticator
@@ -21,91 +31,176 @@ from .limits import Limits, check
 from .schema import Schema, format_error
 from .settings import Settings
 
-__all__ = ["graphql"]
+__all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate"]
 
+JSON = "application/json"
+GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
+RETRY_AFTER = "1"  # seconds a client should wait before retrying a 503
 
 
-def _error(
-    status: int,
-    message: str,
-    code: str = "BAD_USER_INPUT",
-    headers: dict[str, str] | None = None,
-) -> Response:
-    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
-    return JSONResponse(body, status_code=status, headers=headers)
+def negotiate(accept: str | None) -> str | None:
+    """The media type to answer with for an ``Accept`` header, or None when it allows neither.
+
+    For each type the most specific matching range gives its weight (RFC 9110); the heavier
+    type wins, then the more specific match, then the range listed first. Wildcards alone
+    (``*/*``, ``application/*``) and no Accept at all mean ``application/json``.
+    """
+    if accept is None or not accept.strip():
+        return JSON
+    ranges: list[tuple[str, float, int]] = []
+    for position, part in enumerate(accept.split(",")):
+        media, *params = (p.strip() for p in part.split(";"))
+        if not media:
+            continue
+        weight = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value.strip())
+                except ValueError:
+                    weight = 0.0
+        ranges.append((media.lower(), weight, position))
+    best: tuple[float, int, int] | None = None
+    chosen = None
+    for candidate in (JSON, GRAPHQL_RESPONSE_JSON):  # on a full tie the first (legacy) one wins
+        family = candidate.split("/")[0] + "/*"
+        matches = [
+            (2 if media == candidate else 1 if media == family else 0, weight, -position)
+            for media, weight, position in ranges
+            if media in (candidate, family, "*/*")
+        ]
+        if not matches:
+            continue
+        specificity, weight, first = max(matches)
+        score = (weight, specificity, first)
+        if weight > 0 and (best is None or score > best):
+            best, chosen = score, candidate
+    return chosen
 
 
-async def _body(request: Request, limit: int) -> bytes | Response:
+class _Reply:
+    """Responses in the negotiated media type."""
+
+    def __init__(self, media: str) -> None:
+        self.media = media
+        # a GraphQL error that stops a request before execution (parse, validation, variables,
+        # limits): legacy clients get 200, graphql-response+json clients 400 (and no data)
+        self.not_executed = 200 if media == JSON else 400
+
+    def json(
+        self, body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None
+    ) -> Response:
+        return JSONResponse(
+            body,
+            status_code=status,
+            headers={"Vary": "Accept", **(headers or {})},
+            media_type=self.media,
+        )
+
+    def error(
+        self,
+        status: int,
+        message: str,
+        code: str = "BAD_USER_INPUT",
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        body = {"errors": [{"message": message, "extensions": {"code": code}}]}
+        return self.json(body, status, headers)
+
+
+async def _body(request: Request, limit: int, reply: _Reply) -> bytes | Response:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        return _error(413, f"the request body is over {limit} bytes", "QUERY_TOO_COMPLEX")
+        return reply.error(413, f"the request body is over {limit} bytes", "QUERY_TOO_COMPLEX")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            return _error(413, f"the request body is over {limit} bytes", "QUERY_TOO_COMPLEX")
+            return reply.error(413, f"the request body is over {limit} bytes", "QUERY_TOO_COMPLEX")
     return bytes(body)
 
 
-async def _read_params(request: Request, limit: int) -> dict[str, Any] | Response:
+async def _read_params(request: Request, limit: int, reply: _Reply) -> dict[str, Any] | Response:
     if request.method == "GET":
         params: dict[str, Any] = dict(request.query_params)
         if len(request.url.query) > limit:
-            return _error(413, f"the query string is over {limit} bytes", "QUERY_TOO_COMPLEX")
+            return reply.error(413, f"the query string is over {limit} bytes", "QUERY_TOO_COMPLEX")
         for name in ("variables", "extensions"):
             if isinstance(params.get(name), str):
                 try:
                     params[name] = json.loads(params[name])
                 except ValueError:
-                    return _error(400, f"the {name} parameter is not valid JSON")
+                    return reply.error(400, f"the {name} parameter is not valid JSON")
         return params
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        return _error(415, "send the GraphQL request as Content-Type: application/json")
-    raw = await _body(request, limit)
+    if content_type != JSON:
+        return reply.error(415, "send the GraphQL request as Content-Type: application/json")
+    raw = await _body(request, limit, reply)
     if isinstance(raw, Response):
         return raw
     try:
         body = json.loads(raw)
     except ValueError:
-        return _error(400, "the request body is not valid JSON")
+        return reply.error(400, "the request body is not valid JSON")
     if isinstance(body, list):
-        return _error(400, "batched requests are not supported: send one operation a request")
+        return reply.error(400, "batched requests are not supported: send one operation a request")
     if not isinstance(body, dict):
-        return _error(400, "the request body must be a JSON object")
+        return reply.error(400, "the request body must be a JSON object")
     return body
+
+
+def _bad_params(params: dict[str, Any]) -> str | None:
+    """What is wrong with the request's parameters, if anything."""
+    query = params.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return "no GraphQL query: pass `query` (a string) in the JSON body or the query string"
+    name = params.get("operationName")
+    if name is not None and not isinstance(name, str):
+        return "`operationName` must be a string"
+    for field in ("variables", "extensions"):
+        value = params.get(field)
+        if value is not None and not isinstance(value, dict):
+            return f"`{field}` must be a JSON object"
+    return None
 
 
 async def graphql(request: Request) -> Response:
     """Queries by GET or POST, mutations by POST only."""
     state = request.app.state
     settings: Settings = state.settings
+    accept = request.headers.get("accept")
     if (
         request.method == "GET"
         and "query" not in request.query_params
-        and "text/html" in request.headers.get("accept", "")
+        and "text/html" in (accept or "")
     ):
         return PlainTextResponse("Not Found", 404) if settings.production else playground.page()
+    media = negotiate(accept)
+    if media is None:
+        return _Reply(JSON).error(
+            406, f"the response is {GRAPHQL_RESPONSE_JSON} or {JSON}: accept one of them"
+        )
+    reply = _Reply(media)
     authenticator: Authenticator = state.authenticator
     try:
         principal = authenticator.principal(request.headers.get("authorization"))
     except Unauthenticated as exc:
-        return _error(401, str(exc), exc.code, headers={"WWW-Authenticate": "Bearer"})
+        return reply.error(401, str(exc), exc.code, headers={"WWW-Authenticate": "Bearer"})
     limits: Limits = state.limits
-    params = await _read_params(request, limits.body_bytes)
+    params = await _read_params(request, limits.body_bytes, reply)
     if isinstance(params, Response):
         return params
-    query, variables = params.get("query"), params.get("variables")
-    if not isinstance(query, str) or not query.strip():
-        return _error(400, "no GraphQL query: pass `query` in the JSON body or the query string")
-    if variables is not None and not isinstance(variables, dict):
-        return _error(400, "`variables` must be a JSON object")
+    if problem := _bad_params(params):
+        return reply.error(400, problem)
+    query: str = params["query"]
+    variables: dict[str, Any] | None = params.get("variables")
     schema: Schema = state.schema
     try:
         check(schema._schema, query, variables, limits)
     except EdgewiseError as exc:
-        return _error(200, str(exc), exc.code)
+        return reply.error(reply.not_executed, str(exc), exc.code)
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)
@@ -119,18 +214,25 @@ async def graphql(request: Request) -> Response:
             allowed_operation_types=allowed,
         )
     except InvalidOperationTypeError:
-        return _error(405, "mutations are sent with POST", headers={"Allow": "POST"})
+        return reply.error(405, "mutations are sent with POST", headers={"Allow": "POST"})
     except CannotGetOperationTypeError as exc:
-        return _error(400, str(exc) or "unknown operation")
+        return reply.error(400, str(exc) or "unknown operation")
     body: dict[str, Any] = {}
     if result.errors:
         body["errors"] = [format_error(e) for e in result.errors]
         if settings.production:
             for error in body["errors"]:
                 error["message"] = SUGGESTION.sub("", error["message"])
-    if result.data is not None or not result.errors or any(e.path for e in result.errors):
-        body["data"] = result.data
+    # Execution started (so `data` is sent, maybe null) unless every error is a request error
+    # (parse, validation, variable coercion), which has no path.
+    executed = result.data is not None or not result.errors or any(e.path for e in result.errors)
+    if not executed:
+        return reply.json(body, reply.not_executed)
+    body["data"] = result.data
     traced = request.headers.get("edgewise-trace") == "1"
     if traced and (principal.admin or not settings.production):
         body["extensions"] = {"dynamodb": context.table.trace.as_dict()}
-    return JSONResponse(body)
+    codes = {e["extensions"]["code"] for e in body.get("errors", [])}
+    if result.data is None and Unavailable.code in codes:
+        return reply.json(body, 503, headers={"Retry-After": RETRY_AFTER})
+    return reply.json(body)

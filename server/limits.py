@@ -9,7 +9,7 @@ each spread the previous one twice is measured in linear time instead of being e
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from graphql import (
@@ -29,6 +29,7 @@ from graphql import (
     TokenKind,
     is_composite_type,
     parse,
+    value_from_ast_untyped,
 )
 from graphql.language.lexer import Lexer
 from graphql.type.definition import GraphQLInterfaceType, GraphQLObjectType
@@ -51,6 +52,7 @@ class Limits:
     tokens: int = 2000
     directives: int = 50
     root_fields: int = 20
+    width: int = 100  # fields in one selection set: validation compares them pairwise
     cost: int = 5000
     body_bytes: int = 1_000_000
 
@@ -70,7 +72,8 @@ class _Summary:
     aliases: int = 0
     directives: int = 0
     cost: int = 0
-    fields: int = 0
+    fields: int = 0  # fields directly in the selection set (through fragments)
+    width: int = 0  # the most fields directly in any one selection set below
 
     def __add__(self, other: _Summary) -> _Summary:
         return _Summary(
@@ -79,6 +82,7 @@ class _Summary:
             self.directives + other.directives,
             self.cost + other.cost,
             self.fields + other.fields,
+            max(self.width, other.width),
         )
 
 
@@ -122,8 +126,8 @@ class _Analysis:
             value = args["ids"]
             if value.kind == "variable":
                 ids = self.variables.get(value.name.value)
-                return len(ids) if isinstance(ids, list) else LIST_GUESS
-            return len(getattr(value, "values", ()) or ())
+                return len(ids) if isinstance(ids, list) else 1
+            return len(value.values) if value.kind == "list" else 1  # one id coerces to a list
         while isinstance(return_type, GraphQLNonNull):
             return_type = return_type.of_type
         if isinstance(return_type, GraphQLList) and field.name.value != "edges":
@@ -154,7 +158,7 @@ class _Analysis:
             elif isinstance(selection, FragmentSpreadNode):
                 total += self.fragment(selection.name.value)
             total += _Summary(directives=directives)
-        return total
+        return replace(total, width=max(total.width, total.fields))
 
     def fragment(self, name: str) -> _Summary:
         if name in self.memo:
@@ -184,7 +188,9 @@ class _Analysis:
             # an object with an id is one item read; wrappers (connections, edges) are free
             reads = 1 if "id" in getattr(named, "fields", {}) else 0
             cost = self._multiplier(field, definition.type) * (reads + inner.cost)
-        return _Summary(1 + inner.depth, aliases + inner.aliases, inner.directives, cost, 1)
+        return _Summary(
+            1 + inner.depth, aliases + inner.aliases, inner.directives, cost, 1, inner.width
+        )
 
 
 def check(
@@ -196,15 +202,24 @@ def check(
     """Parse ``query`` and enforce ``limits``; raises ``QueryTooComplex`` naming the limit."""
     tokens = _count_tokens(query, limits.tokens)
     if tokens > limits.tokens:
-        raise QueryTooComplex(f"the document has more than {limits.tokens} tokens (limit tokens)")
+        raise QueryTooComplex(f"tokens is at least {tokens}, over the limit of {limits.tokens}")
     try:
         document = parse(query)
     except GraphQLError as exc:
+        if "nested too deeply" in exc.message:  # the parser's own depth guard
+            raise QueryTooComplex(
+                f"depth is over the parser's nesting limit, over the limit of {limits.depth}"
+            ) from None
         raise BadUserInput(exc.message) from None
-    analysis = _Analysis(schema, document, variables or {})
     for definition in document.definitions:
         if not isinstance(definition, OperationDefinitionNode):
             continue
+        defaults = {
+            d.variable.name.value: value_from_ast_untyped(d.default_value)
+            for d in definition.variable_definitions or ()
+            if d.default_value is not None
+        }
+        analysis = _Analysis(schema, document, defaults | (variables or {}))
         root = {
             "query": schema.query_type,
             "mutation": schema.mutation_type,
@@ -218,6 +233,7 @@ def check(
             "directives": summary.directives,
             "root_fields": summary.fields,
             "cost": summary.cost,
+            "width": summary.width,
         }
         for name, value in found.items():
             limit = getattr(limits, name)

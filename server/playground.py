@@ -70,6 +70,7 @@ def page() -> Response:
 
 async def asset(request: Request) -> Response:
     path = ASSETS.get(request.path_params["name"])
-    if path is None or not (assets_dir() / path).is_file():
+    production = request.app.state.settings.production
+    if production or path is None or not (assets_dir() / path).is_file():
         raise HTTPException(404)
     return FileResponse(assets_dir() / path, headers={"Cache-Control": "public, max-age=86400"})

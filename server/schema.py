@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import strawberry
 from graphql import GraphQLError
@@ -60,13 +60,14 @@ class Query:
         return result
 
     @strawberry.field(description="Nodes by global id, in order; null where there is none.")
-    async def nodes(
+    def nodes(
         self,
         info: Info,
         ids: Annotated[list[strawberry.ID], strawberry.argument(description="Global ids.")],
     ) -> list[Node | None]:
         keys = [parse_global_id(i) for i in ids]
-        return list(await asyncio.gather(*(lookup(info, key) for key in keys)))
+        # awaitables, not a gather: each item resolves, or fails with its own error, alone
+        return cast(list[Node | None], [lookup(info, key) for key in keys])
 
     @strawberry.field(description="A user by id.")
     async def user(
@@ -103,12 +104,18 @@ class Query:
         result: Ticket | None = await lookup(info, parse_id(id, NodeType.TICKET))
         return result
 
-    @strawberry.field(description="The user with this email, compared case-insensitively.")
+    @strawberry.field(
+        description="The user with this email, compared case-insensitively. A non-admin may "
+        "look up only their own email (emails are private)."
+    )
     async def user_by_email(
         self, info: Info, email: Annotated[str, strawberry.argument(description="An email.")]
     ) -> User | None:
         claim = await info.context.loaders.items.load(email_key(email))
         user = NodeKey.parse(claim["user"]) if claim else None
+        scope = info.context.scope
+        if not scope.principal.admin and user != scope.me:
+            raise Forbidden("only admins may look up another user's email")
         result: User | None = await lookup(info, user)
         return result
 
@@ -139,7 +146,7 @@ class Query:
 def format_error(error: GraphQLError) -> dict[str, Any]:
     """The error as sent: always with ``extensions.code``; unexpected errors masked."""
     original = error.original_error
-    if original is None:
+    if original is None or isinstance(original, GraphQLError):
         code = "BAD_USER_INPUT"  # parse, validation and variable errors
     elif isinstance(original, EdgewiseError):
         code = original.code
@@ -159,8 +166,13 @@ class Schema(strawberry.Schema):
         """Log only what the client cannot be told: errors that are not ours on purpose."""
         for error in errors:
             original = error.original_error
-            if original is not None and (
-                not isinstance(original, EdgewiseError) or original.code == "INTERNAL_SERVER_ERROR"
+            if (
+                original is not None
+                and not isinstance(original, GraphQLError)
+                and (
+                    not isinstance(original, EdgewiseError)
+                    or original.code == "INTERNAL_SERVER_ERROR"
+                )
             ):
                 log.error("unexpected error at %s", error.path, exc_info=original)
 

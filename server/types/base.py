@@ -199,20 +199,30 @@ def connection_prefetcher(edge: EdgeType, reverse: bool) -> Prefetcher:
 
 
 def _fields(
-    info: GraphQLResolveInfo[Any], selections: SelectionSetNode | None, type_name: str | None
+    info: GraphQLResolveInfo[Any],
+    selections: SelectionSetNode | None,
+    type_name: str | None,
+    seen: set[str] | None = None,
 ) -> Iterator[FieldNode]:
-    """The fields selected in a selection set, through fragments that apply to ``type_name``."""
+    """The fields selected in a selection set, through fragments that apply to ``type_name``;
+    each named fragment is visited once (a fragment spread twice adds nothing new)."""
+    seen = set() if seen is None else seen
     for selection in selections.selections if selections else ():
         if isinstance(selection, FieldNode):
             yield selection
             continue
         if isinstance(selection, FragmentSpreadNode):
-            fragment: Any = info.fragments[selection.name.value]
+            if selection.name.value in seen:
+                continue
+            seen.add(selection.name.value)
+            fragment: Any = info.fragments.get(selection.name.value)
+            if fragment is None:
+                continue
         else:
             fragment = selection
         condition = fragment.type_condition.name.value if fragment.type_condition else None
         if type_name is None or condition in (None, type_name, "Node"):
-            yield from _fields(info, fragment.selection_set, type_name)
+            yield from _fields(info, fragment.selection_set, type_name, seen)
 
 
 def _arguments(definition: GraphQLField, field: FieldNode, info: Info) -> dict[str, Any]:

@@ -296,9 +296,10 @@ class User(Node):
         ],
     ) -> bool:
         product = parse_id(product_id, NodeType.PRODUCT)
-        return product is not None and await access.has_access(
-            info.context.loaders, self.key, product
-        )
+        if product is None:
+            return False
+        await info.context.scope.check(product)
+        return await access.has_access(info.context.loaders, self.key, product)
 
 
 User.prefetchers = {
