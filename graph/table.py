@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
 
-from .errors import EdgewiseError, Unavailable, cancellation_codes, is_retryable, translate
+from .errors import (
+    EdgewiseError,
+    Unavailable,
+    cancellation_codes,
+    is_retryable,
+    translate,
+)
 from .keys import ItemKey
 
 __all__ = ["Failure", "Item", "Page", "RetryPolicy", "Table", "Trace", "from_dynamo", "to_dynamo"]
@@ -253,9 +260,9 @@ class Table:
             )
         except EdgewiseError as exc:
             cause = exc.__cause__
-            if cause is None:
+            if not isinstance(cause, ClientError):  # e.g. DynamoDB unreachable: no reasons
                 raise
-            reasons = cause.response.get("CancellationReasons", [])  # type: ignore[attr-defined]
+            reasons = cause.response.get("CancellationReasons", [])
             for code, reason, failure in zip(
                 cancellation_codes(cause), reasons, failures, strict=False
             ):
