@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 
 import aioboto3
 from botocore.config import Config
+from botocore.exceptions import ChecksumError
 
 from .errors import error_code, translate
 
@@ -46,6 +48,25 @@ def client_config(
     )
 
 
+async def _check_crc32(response: Any = None, **_: Any) -> None:
+    """Raise ChecksumError when an answer's body does not match its ``x-amz-crc32``.
+
+    botocore checks that header only in its retry handler (a mismatch is a reason to retry), and
+    its retries are off (see :func:`client_config`), so the check is made here; ``Table.call``
+    retries the error like any other transient one."""
+    if response is None:
+        return
+    http_response = response[0]
+    expected = http_response.headers.get("x-amz-crc32")
+    if expected is None:
+        return
+    actual = zlib.crc32(await http_response.content) & 0xFFFFFFFF
+    if actual != int(expected):
+        raise ChecksumError(
+            checksum_type="crc32", expected_checksum=expected, actual_checksum=str(actual)
+        )
+
+
 @asynccontextmanager
 async def open_client(endpoint: Endpoint, config: Config | None = None) -> AsyncIterator[Any]:
     """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some."""
@@ -61,6 +82,8 @@ async def open_client(endpoint: Endpoint, config: Config | None = None) -> Async
     elif endpoint.region:
         kwargs["region_name"] = endpoint.region
     async with session.client("dynamodb", **kwargs) as client:
+        # aiobotocore awaits a coroutine handler, whatever the stubs say
+        client.meta.events.register("needs-retry.dynamodb", _check_crc32)  # type: ignore[arg-type]
         yield client
 
 

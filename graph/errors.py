@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ChecksumError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 __all__ = [
@@ -97,7 +97,9 @@ def is_retryable(exc: BaseException) -> bool:
     if isinstance(exc, ClientError):
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return error_code(exc) in RETRYABLE_CODES or int(status) >= 500
-    return isinstance(exc, BotoConnectionError | HTTPClientError | ConnectionError | TimeoutError)
+    return isinstance(
+        exc, BotoConnectionError | HTTPClientError | ChecksumError | ConnectionError | TimeoutError
+    )
 
 
 def translate(exc: BaseException) -> EdgewiseError:
