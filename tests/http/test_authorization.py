@@ -15,9 +15,10 @@ from starlette.applications import Starlette
 
 from graph.keys import NodeKey, NodeType
 from graph.model import node_item
-from graph.table import Item, Table, from_dynamo
+from graph.table import Table
 from server.app import create_app
 from server.auth import Authenticator
+from tests.table_state import scan
 from tests.tokens import SECRET, asgi, bearer, hs256, seeded_table
 
 ALICE, BOB, BILL, SATYA, ADMIN, LONER = (
@@ -461,20 +462,6 @@ async def test_a_co_member_in_another_organization_hides_it(demo: Table) -> None
 
 
 # ---- mutations -----------------------------------------------------------------------------
-
-
-async def scan(table: Table) -> dict[tuple[str, str], Item]:
-    """Every item of the table, strongly consistent."""
-    items: dict[tuple[str, str], Item] = {}
-    params: dict[str, Any] = {"TableName": table.name, "ConsistentRead": True}
-    while True:
-        response = await table.client.scan(**params)
-        for raw in response["Items"]:
-            item = from_dynamo(raw)
-            items[item["PK"], item["SK"]] = item
-        if "LastEvaluatedKey" not in response:
-            return items
-        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 OFFICE = 'organizationId: "microsoft", country: "US", state: "WA", city: "Redmond", zip: "98052"'
