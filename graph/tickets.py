@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from .errors import BadUserInput, NotFound
+from .errors import BadUserInput, Conflict, NotFound
 from .keys import NodeKey, NodeType, new_id, validate_id
 from .model import OPENED, counter, edge_item, node_item, now_iso
 from .table import Item, Table, from_dynamo
@@ -55,9 +55,12 @@ async def open_ticket(table: Table, user: NodeKey, title: str, shards: int = SHA
         counter(OPENED, incoming=True): 1,
     }
     item = node_item(key, fields, at) | _index_keys(key.id, "OPEN", at, shards)
+    # The ids are new, so a failed condition means an earlier attempt of this very transaction
+    # applied (DynamoDB dedupes a retry by its ClientRequestToken; moto does not).
+    again = fail(Conflict(f"{key} was already opened by an earlier attempt of this request"))
     tx = Tx(table)
-    tx.put(item, "attribute_not_exists(PK)")
-    tx.put(edge_item(OPENED, user, key, {}), "attribute_not_exists(PK)")
+    tx.put(item, "attribute_not_exists(PK)", again)
+    tx.put(edge_item(OPENED, user, key, {}), "attribute_not_exists(PK)", again)
     tx.count(
         user.item, counter(OPENED, incoming=False), 1, fail(NotFound(f"{user} does not exist"))
     )
