@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["serve", "serve_in_thread"]
+__all__ = ["alive", "children", "serve", "serve_in_thread"]
 
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
@@ -100,3 +102,19 @@ def serve_in_thread(app: ASGIApp) -> Iterator[str]:
                 thread.join(5)
             if failure:
                 raise failure[0]
+
+
+def children(pid: int) -> list[int]:
+    """Children of every thread of ``pid`` (the child may be started from a worker thread)."""
+    tasks = Path(f"/proc/{pid}/task").glob("*/children")
+    return [int(child) for path in tasks for child in path.read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"

@@ -15,6 +15,7 @@ import pytest
 from graph.embedded import EmbeddedDynamoDB, free_port
 from graph.seed import demo_items
 from graph.table import Table
+from tests.served import alive, children
 
 EDGEWISE = [sys.executable, "-m", "server"]
 
@@ -110,21 +111,6 @@ def test_export_schema_writes_the_committed_sdl(tmp_path: Path) -> None:
     assert out.read_text() == (Path(__file__).parents[2] / "schema.graphql").read_text()
 
 
-def _children(pid: int) -> list[int]:
-    """Children of every thread of ``pid`` (the child may be started from a worker thread)."""
-    tasks = Path(f"/proc/{pid}/task").glob("*/children")
-    return [int(child) for path in tasks for child in path.read_text().split()]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
-
-
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_serve_embedded_answers_and_leaves_no_orphan(stop: signal.Signals) -> None:
     port = free_port()
@@ -154,13 +140,13 @@ def test_serve_embedded_answers_and_leaves_no_orphan(stop: signal.Signals) -> No
             "PRODUCT#prod2",
             "PRODUCT#prod3",
         ]
-        [moto] = _children(process.pid)
+        [moto] = children(process.pid)
         process.send_signal(stop)
         process.wait(timeout=20)
         deadline = time.monotonic() + 10
-        while _alive(moto) and time.monotonic() < deadline:
+        while alive(moto) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(moto), "the embedded moto server outlived edgewise serve"
+        assert not alive(moto), "the embedded moto server outlived edgewise serve"
     finally:
         if process.poll() is None:
             process.kill()

@@ -16,23 +16,10 @@ from pathlib import Path
 import httpx
 
 from graph.embedded import free_port
+from tests.served import alive, children
 
 EDGEWISE = [sys.executable, "-m", "server"]
 MUTATION = 'mutation { createUser(input: {id: "inflight", name: "In Flight"}) { id name } }'
-
-
-def _children(pid: int) -> list[int]:
-    tasks = Path(f"/proc/{pid}/task").glob("*/children")
-    return [int(child) for path in tasks for child in path.read_text().split()]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
 def _wait_ready(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
@@ -73,7 +60,7 @@ def test_sigterm_drains_the_request_in_flight_then_saves_and_stops(tmp_path: Pat
     sock: socket.socket | None = None
     try:
         _wait_ready(process, port, log)
-        [moto] = _children(process.pid)
+        [moto] = children(process.pid)
         body = json.dumps({"query": MUTATION}).encode()
         head = (
             f"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
@@ -97,9 +84,9 @@ def test_sigterm_drains_the_request_in_flight_then_saves_and_stops(tmp_path: Pat
         # uvicorn re-raises the signal it caught once it has shut down cleanly
         assert process.wait(timeout=30) in (0, -signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while _alive(moto) and time.monotonic() < deadline:
+        while alive(moto) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(moto), "the embedded moto server outlived edgewise serve"
+        assert not alive(moto), "the embedded moto server outlived edgewise serve"
         saved = [json.loads(line) for line in data_file.read_text().splitlines()]
         keys = {item["PK"]["S"] for item in saved}
         assert {"USER#inflight", "USER#alice", "GROUP#group1"} <= keys
