@@ -49,7 +49,7 @@ bench: $(STAMP) $(BENCH_STAMP)
 # The soak of issue 6 (not part of `make test`): 5 minutes, 50 clients, 10% throttling; appends a
 # Soak section to bench/results/RESULTS.md and exits 1 on a wrong answer or a non-UNAVAILABLE 5xx.
 soak: $(STAMP) $(BENCH_STAMP)
-	$(BIN)/python -m bench.soak
+	$(BIN)/python -m bench.soak --serial-moto
 
 # A long fuzz run (not part of `make test`, which runs 8 derandomized examples): FUZZ_EXAMPLES
 # random documents per root field, valid and invalid, against the served app.

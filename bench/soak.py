@@ -21,9 +21,11 @@ import datetime
 import json
 import os
 import random
+import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -641,6 +643,38 @@ def append_results(path: Path, r: Data, command: str) -> None:
     path.write_text(head + section + tail)
 
 
+SERIAL_MOTO = """
+import sys
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import make_server
+make_server("127.0.0.1", int(sys.argv[1]), DomainDispatcherApplication(create_backend_app),
+            threaded=False).serve_forever()
+"""
+
+
+class SerialMoto(EmbeddedDynamoDB):
+    """moto answering one request at a time, in a child process. moto's threaded server checks
+    a transaction's conditions and applies its writes with no lock, so two concurrent attempts
+    of one transaction can both apply; DynamoDB serializes them (see tests/table_state.py)."""
+
+    def start(self) -> str:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SERIAL_MOTO, str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1):
+                    return self.url
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"serial moto did not answer on {self.url}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the soak; print the figures and write them to RESULTS.md. Exit 1 on a wrong answer,
     an unexpected error or a 5xx other than 503 UNAVAILABLE."""
@@ -649,6 +683,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--throttle", type=float, default=0.10)
     parser.add_argument(
+        "--serial-moto",
+        action="store_true",
+        help="serve moto one request at a time, so its transactions are isolated as DynamoDB's",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         default=ROOT / "bench" / "results" / "RESULTS.md",
@@ -656,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
     os.environ.pop("EDGEWISE_JWT_SECRET", None)  # every request acts as admin
-    with EmbeddedDynamoDB() as moto:
+    with SerialMoto() if options.serial_moto else EmbeddedDynamoDB() as moto:
         written = asyncio.run(seed(moto.url))
         print(f"seeded {written} items", file=sys.stderr)
         with fault_proxy(moto.url, Faults()) as proxy, ours_server(proxy.url, TABLE) as server:
