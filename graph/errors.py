@@ -28,6 +28,7 @@ RETRYABLE_CODES = frozenset(
         "InternalServerError",
         "ServiceUnavailable",
         "LimitExceededException",
+        "TransactionInProgressException",  # a retry of a transaction still being applied
     }
 )
 
