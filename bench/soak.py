@@ -39,7 +39,7 @@ from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.seed import demo_items, generate
 from graph.table import Table
-from tests.faults import FaultProxy, Faults
+from tests.faults import TARGET_PREFIX, FaultProxy, Faults, _amz_error, _Request, _Response
 
 from .processes import ROOT, ours_server
 
@@ -55,6 +55,47 @@ Data = dict[str, Any]
 # ---- the fault proxy, on its own event loop in a thread ------------------------------------------
 
 
+class IdempotentProxy(FaultProxy):
+    """A FaultProxy that, like DynamoDB and unlike moto, honours a TransactWriteItems'
+    ClientRequestToken: a repeat of a transaction that committed is answered with the first
+    answer and changes nothing; a repeat while the first is still being applied gets
+    TransactionInProgressException. Without it a retry of a commit whose answer came too late
+    fails its own conditions (false, CONFLICT), which DynamoDB never answers."""
+
+    def __init__(self, upstream: str, faults: Faults) -> None:
+        super().__init__(upstream, faults)
+        self.committed: dict[str, _Response | None] = {}  # token -> answer (None: in progress)
+
+    async def _forward(self, request: _Request, body: bytes | None = None) -> _Response:
+        operation = request.header("x-amz-target").removeprefix(TARGET_PREFIX)
+        token = json.loads(request.body).get("ClientRequestToken") if body is None else None
+        if operation != "TransactWriteItems" or not token:
+            return await super()._forward(request, body)
+        if token in self.committed:
+            answer = self.committed[token]
+            self.stats["token:repeated"] += 1
+            if answer is None:
+                return _amz_error(400, *IN_PROGRESS)
+            return answer
+        self.committed[token] = None
+        try:
+            response = await super()._forward(request, body)
+        except BaseException:
+            del self.committed[token]
+            raise
+        if response.status == 200:
+            self.committed[token] = response
+        else:
+            del self.committed[token]  # a failed transaction's token may be used again
+        return response
+
+
+IN_PROGRESS = (
+    "com.amazonaws.dynamodb.v20120810#TransactionInProgressException",
+    "the transaction with this ClientRequestToken is already in progress",
+)
+
+
 class ProxyThread:
     """A ``FaultProxy`` on an event loop of its own, so the clients' loop does not delay it."""
 
@@ -65,7 +106,7 @@ class ProxyThread:
         self.proxy = self._run(self._make(upstream, faults))
 
     async def _make(self, upstream: str, faults: Faults) -> FaultProxy:
-        proxy = FaultProxy(upstream, faults)
+        proxy = IdempotentProxy(upstream, faults)
         await proxy.start()
         return proxy
 
