@@ -29,9 +29,6 @@ class Tx:
         self.actions: list[dict[str, Any]] = []
         self.failures: list[Failure | None] = []
 
-    def __len__(self) -> int:
-        return len(self.actions)
-
     def _add(
         self,
         kind: str,
@@ -85,15 +82,6 @@ class Tx:
         values: Mapping[str, Any] | None = None,
     ) -> None:
         self._add("Delete", {"Key": key.to_dynamo()}, condition, names, values, on_fail)
-
-    def check(
-        self,
-        key: ItemKey,
-        condition: str,
-        on_fail: Failure,
-        values: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._add("ConditionCheck", {"Key": key.to_dynamo()}, condition, None, values, on_fail)
 
     def count(self, key: ItemKey, counter: str, delta: int, on_fail: Failure | None) -> None:
         """Add ``delta`` to a counter on a live node (the update is also its existence check)."""
