@@ -22,8 +22,10 @@ from graph.writes import resume_deletions
 
 from . import playground
 from .auth import Authenticator, authenticator_from_env
+from .cors import cors
 from .http import graphql
 from .limits import Limits
+from .persisted import PersistedQueries
 from .schema import production_schema, schema
 from .settings import Settings
 
@@ -134,8 +136,17 @@ def create_app(
         Route("/readyz", readyz),
         Route("/playground/{name}", playground.asset),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        middleware=[cors(settings.cors_origins, settings.production)],
+        lifespan=lifespan,
+    )
     app.state.settings = settings
+    app.state.persisted = PersistedQueries.create(
+        settings.persisted_queries,
+        settings.persisted_queries_only,
+        settings.persisted_queries_cache_bytes,
+    )
     app.state.authenticator = authenticator
     app.state.limits = limits or Limits.from_env()
     app.state.schema = production_schema if settings.production else schema
