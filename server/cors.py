@@ -22,7 +22,7 @@ ALLOWED_METHODS = ("GET", "POST")
 ALLOWED_HEADERS = ("content-type", "authorization", "edgewise-trace")
 EXPOSED_HEADERS = ("retry-after", "www-authenticate")
 MAX_AGE = 7200  # seconds a browser may reuse a preflight answer (Chromium's own maximum)
-ORIGIN = re.compile(r"https?://[^/?#\s*]+")
+ORIGIN = re.compile(r"https?://[^/?#\s*]+", re.IGNORECASE)
 
 
 def parse_origins(values: Iterable[str]) -> tuple[str, ...]:

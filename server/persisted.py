@@ -198,19 +198,22 @@ class PersistedQueries:
         if persisted is not None:
             key: str | None = _hash(persisted, any_id=True)
         elif isinstance(document_id, str):
-            key = document_id.removeprefix("sha256:")
+            key = document_id
         else:
             key = None
-        if key is not None:
-            body = self.manifest.bodies.get(key)
-            if body is None:
-                raise PersistedQueryNotFound("PersistedQueryNotFound")
+        body = None
+        if key is not None:  # a documentId may carry its algorithm: sha256:<hash>
+            bodies = self.manifest.bodies
+            body = bodies.get(key) or bodies.get(key.removeprefix("sha256:"))
+        if body is not None:
             if query is not None and query != body:
                 raise BadUserInput(
                     f"the query sent is not the text of operation {key} in the manifest: send "
                     "the id alone"
                 )
             return {**params, "query": body}
+        if key is not None and query is None:
+            raise PersistedQueryNotFound("PersistedQueryNotFound")
         if isinstance(query, str) and query in self.manifest.texts:
             return params
         raise Forbidden(
