@@ -90,7 +90,6 @@ class QueryCache:
 class Manifest:
     """Operation texts by id, from a persisted-query manifest file."""
 
-    path: Path
     bodies: dict[str, str]
     texts: frozenset[str] = field(init=False)
 
@@ -136,7 +135,7 @@ class Manifest:
             bodies = dict(data)
         if not bodies:
             raise BadUserInput(f"{where}: the manifest lists no operation")
-        return cls(path, bodies)
+        return cls(bodies)
 
 
 @dataclass
