@@ -26,7 +26,6 @@ from graph.errors import EdgewiseError, Unauthenticated, Unavailable
 
 from . import playground
 from .auth import Authenticator
-from .context import Context
 from .limits import Limits, check
 from .schema import Schema, format_error
 from .settings import Settings
@@ -204,7 +203,7 @@ async def graphql(request: Request) -> Response:
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)
-    context = Context.for_request(request, state.table, principal)
+    context = state.make_context(request, state.table, principal)
     try:
         result = await schema.execute(
             query,
