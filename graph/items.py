@@ -79,8 +79,9 @@ class Codec:
     def key(self, node: NodeType, values: Mapping[str, Any]) -> ItemKey:
         """The key of ``node`` for its key placeholder values (validated)."""
         checked = dict(values)
-        if "id" in node.key_fields:
-            checked["id"] = validate_id(str(values.get("id", "")))
+        for name in node.key_fields:
+            if name == "id" or node.fields[name].type.name == "ID":
+                checked[name] = validate_id(str(values.get(name, "")))
         pk = self.format(node.pk, checked)
         return ItemKey(pk, pk if node.single else self.format(node.sk, checked))
 

@@ -10,7 +10,6 @@ taken as success: a retry whose first attempt applied (single-item writes have n
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -51,6 +50,7 @@ class _Action:
     expr: Expr = field(default_factory=Expr)
     condition: str | None = None
     on_fail: Failure | None = None
+    leaves: Item | None = None  # the item as this write leaves it (a retry check)
 
 
 class Writer:
@@ -75,6 +75,7 @@ class Writer:
             item[model.version_attribute] = 1
         if model.timestamps and at:
             item["createdAt"] = item["updatedAt"] = at
+            values = {"createdAt": at, "updatedAt": at, **values}
         if model.store_key_fields and "id" in node.key_fields:
             item["id"] = values["id"]
         for name, f in node.fields.items():
@@ -138,7 +139,7 @@ class Writer:
         """Field values (GraphQL names) of a stored item, key placeholders included."""
         values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
         for name, f in node.fields.items():
-            if f.kind == "value" and f.attribute in item:
+            if f.kind in ("value", "stamp") and f.attribute in item:
                 values[name] = item[f.attribute]
         return values
 
@@ -157,7 +158,9 @@ class Writer:
         if len(actions) == 1 and actions[0].kind != "ConditionCheck":
             action = actions[0]
             operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
-            await self.table.write(operation[action.kind], self._params(action), action.on_fail)
+            await self.table.write(
+                operation[action.kind], self._params(action), action.on_fail, action.leaves
+            )
             return
         if len(actions) > MAX_ACTIONS:
             raise BadUserInput(
@@ -173,7 +176,7 @@ class Writer:
         await self.table.transact_write(body, [a.on_fail for a in actions])
 
     def _put(self, item: Item, condition: str | None, on_fail: Failure | None) -> _Action:
-        action = _Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)})
+        action = _Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)}, leaves=item)
         if condition:
             action.condition = condition.format(pk=action.expr.name(self.layout.pk))
             action.on_fail = on_fail
@@ -226,27 +229,19 @@ class Writer:
         item = self.node_item(node, values, now_iso())
         key = self.layout.item_key(item)
 
-        def taken(old: Item | None) -> EdgewiseError:
-            if old == item:  # a retry of this very write
-                return _Done()
-            return Conflict(f"{node.name} {self._describe(node, key)} already exists")
-
-        actions = [self._put(item, "attribute_not_exists({pk})", taken)]
+        taken = Conflict(f"{node.name} {self._describe(node, key)} already exists")
+        actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: taken)]
         if node.parent is not None:
             parent = self.model.types[node.parent.type]
             link = {theirs: values[mine] for mine, theirs in node.parent.link}
             parent_key = self.codec.key(parent, link)
             missing = NotFound(f"{parent.name} {parent_key.pk} does not exist")
             actions.append(self._exists(parent_key, lambda _o: missing))
-        await self._commit_ok(actions)
+        await self._commit(actions)
         return item
 
     def _describe(self, node: NodeType, key: ItemKey) -> str:
         return key.pk if node.single else f"{key.pk} / {key.sk}"
-
-    async def _commit_ok(self, actions: list[_Action]) -> None:
-        with contextlib.suppress(_Done):
-            await self._commit(actions)
 
     async def update(
         self, node: NodeType, key: ItemKey, changes: Mapping[str, Any], expected: int | None = None
@@ -286,15 +281,14 @@ class Writer:
         action.condition = cond
 
         def stale(current: Item | None) -> EdgewiseError:
-            if current == new:
-                return _Done()
             if current is None:
                 return NotFound(f"{node.name} {key.pk} does not exist")
             return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
 
         action.on_fail = stale
+        action.leaves = new
         actions = [action] + await self._copies(node, key, before, after)
-        await self._commit_ok(actions)
+        await self._commit(actions)
         return new
 
     def _owned(self, node: NodeType, attr: str) -> bool:
@@ -436,17 +430,13 @@ class Writer:
                 raise Conflict(f"{source.key.pk} already has a {edge.label} edge")
         item = self.edge_item(edge, source, target, fields, ends)
 
-        def repeated(old: Item | None) -> EdgewiseError:
-            if old == item:
-                return _Done()
-            return Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
-
-        actions = [self._put(item, "attribute_not_exists({pk})", repeated)]
+        repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
+        actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: repeated)]
         for end, ref in (("from", source), ("to", target)):
             if end == "to" and ref.key == source.key:
                 continue
             actions.append(self._exists(ref.key, _gone_or_changed(ref), version=versions[end]))
-        await self._commit_ok(actions)
+        await self._commit(actions)
         return item
 
     async def remove_edge(self, edge: EdgeType, source: Ref, target: Ref) -> bool:
@@ -471,10 +461,6 @@ def _gone_or_changed(ref: Ref) -> Failure:
 
 def _delete(writer: Writer, key: ItemKey) -> _Action:
     return _Action("Delete", key, {"Key": writer.layout.key(key)})
-
-
-class _Done(EdgewiseError):
-    """The condition failed because this very write had already applied."""
 
 
 class _Missing(EdgewiseError):

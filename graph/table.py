@@ -222,7 +222,9 @@ class Table:
                 delay = self.policy.backoff(attempt)
                 out_of_time = time.monotonic() + delay > ends
                 if not is_retryable(exc) or attempt >= self.policy.attempts or out_of_time:
-                    raise translate(exc) from exc
+                    error = translate(exc)
+                    error.attempts = attempt
+                    raise error from exc
                 await asyncio.sleep(delay)
 
     async def _drain(
@@ -363,10 +365,16 @@ class Table:
         return items, response.get("LastEvaluatedKey"), int(response.get("Count", 0))
 
     async def write(
-        self, operation: str, params: dict[str, Any], on_fail: Failure | None = None
+        self,
+        operation: str,
+        params: dict[str, Any],
+        on_fail: Failure | None = None,
+        leaves: Item | None = None,
     ) -> dict[str, Any]:
         """One PutItem, UpdateItem or DeleteItem. A failed condition raises ``on_fail(old)``,
-        ``old`` being the item as it was (None when there was none)."""
+        ``old`` being the item as it was (None when there was none), unless the call was
+        retried and the item is already ``leaves``, what this write leaves: then an earlier
+        attempt applied (single-item writes have no client token to dedupe them)."""
         params = {"TableName": self.name, "ReturnConsumedCapacity": "TOTAL", **params}
         if on_fail is not None and "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -381,7 +389,10 @@ class Table:
             ):
                 raise
             raw = getattr(cause, "response", {}).get("Item")
-            raise on_fail(from_dynamo(raw) if raw else None) from cause
+            old = from_dynamo(raw) if raw else None
+            if exc.attempts > 1 and leaves is not None and old == leaves:
+                return {}
+            raise on_fail(old) from cause
 
     async def query_all(
         self, partition: str, prefix: str | None, *, index: str | None = None

@@ -168,6 +168,10 @@ class _Compiler:
                         unique=compiled.unique,
                     )
                 fields[field_name] = compiled
+        if self.file.table.timestamps:
+            for stamp in ("createdAt", "updatedAt"):
+                if stamp not in fields:
+                    fields[stamp] = Field(stamp, TypeRef("DateTime", True), stamp, "stamp")
         writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, shards_allowed=True)
         lookup = lower_first(name)
         names = {
@@ -621,7 +625,7 @@ class _Compiler:
         if placeholder == "id":
             return TypeRef("ID", True)
         field = node.fields.get(placeholder)
-        return field.type if field is not None and field.kind in ("value", "key") else None
+        return field.type if field is not None and field.kind in ("value", "key", "stamp") else None
 
     # ---- the whole model -------------------------------------------------------------------
 

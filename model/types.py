@@ -26,7 +26,7 @@ __all__ = [
 SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID", "Date", "DateTime", "JSON"})
 SHARD = "shard"
 
-FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook"]
+FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,8 @@ class Field:
 
     ``kind``: ``value`` (an attribute), ``key`` (a key placeholder: its attribute when the item
     has one, else parsed from the key), ``ref`` (the node whose key is ``source``'s value),
-    ``first``/``sum`` (over ``collection``), ``copy`` (of an edge end's field), ``hook``.
+    ``first``/``sum`` (over ``collection``), ``copy`` (of an edge end's field), ``hook``,
+    ``stamp`` (``createdAt``/``updatedAt``, written by Edgewise, read-only).
     """
 
     name: str

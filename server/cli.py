@@ -322,11 +322,12 @@ def _export_schema(args: argparse.Namespace) -> None:
 def _check_model(args: argparse.Namespace) -> None:
     args.model = args.model_arg or args.model
     args.table = None
-    engine = _engine(args)
-    if engine.model is None:
-        engine = Engine(args.model, load_model(args.model))
-    assert engine.model is not None
-    sys.stdout.write(summary(engine.model))
+    try:
+        model = load_model(args.model)
+    except ModelError as exc:
+        sys.stderr.write("\n".join(exc.lines) + "\n")
+        raise SystemExit(1) from None
+    sys.stdout.write(summary(model))
 
 
 def _model_schema(args: argparse.Namespace) -> None:

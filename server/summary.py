@@ -46,7 +46,7 @@ def access_patterns(model: Model) -> list[tuple[str, str]]:
                 (
                     f"{node.parent.type}.{node.parent.collection}",
                     f"Query the table, begins_with({model.sort_key}, {prefix!r})"
-                    + ("; a root lookup reads the parent with its first page in that one Query"),
+                    + " (a lookup of the parent reads it in the same Query)",
                 )
             )
     for edge in model.edges.values():

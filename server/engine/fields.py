@@ -193,9 +193,9 @@ class Resolvers:
             for coarse, finer in zip(parent.arguments, parent.arguments[1:], strict=False):
                 if given[coarse] is None and given[finer] is not None:
                     raise BadUserInput(f"filtering by {finer} needs {coarse} too")
-            prefix = _render(lambda: child.sk.prefix(link | given))
             partition = _render(lambda: child.pk.format(link))
-            listing = Listing(None, (Branch(partition, prefix),), forward)
+            listing = Listing(None, (_branch(partition, child.sk, link | given, None, None),),
+                              forward)
             return Conn(_page(listing, args), ref, node=child)
 
         return plan
@@ -369,6 +369,8 @@ def _branch(
     if sort is None:
         return Branch(partition)
     lo, hi, prefix = _render(lambda: sort.bounds(values, low, high))
+    if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
+        return Branch(partition, prefix, prefix, prefix)
     if lo is None and hi is None:
         return Branch(partition, prefix, strip=len(prefix))
     return Branch(partition, prefix, lo or None, hi, strip=len(prefix))
