@@ -194,8 +194,9 @@ class Resolvers:
                 if given[coarse] is None and given[finer] is not None:
                     raise BadUserInput(f"filtering by {finer} needs {coarse} too")
             partition = _render(lambda: child.pk.format(link))
-            listing = Listing(None, (_branch(partition, child.sk, link | given, None, None),),
-                              forward)
+            listing = Listing(
+                None, (_branch(partition, child.sk, link | given, None, None),), forward
+            )
             return Conn(_page(listing, args), ref, node=child)
 
         return plan
@@ -216,6 +217,9 @@ class Resolvers:
         source = self.model.types[edge.source]
         counter = f"n_{edge.label}_in" if edge.count == "counter" else None
         write = next((w for w in edge.indexes if w.index == index), None)
+        label = self.model.label_attribute
+        # an edge between nodes of one type: the node's own item shares the reverse partition
+        only = (label, edge.label) if label and edge.source == edge.target else None
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             if write is None:  # the index's pk is the table's sort key: an inverted index
@@ -224,7 +228,7 @@ class Resolvers:
                 to = self.codec.key_values(ref.type, ref.key) or {}
                 partition = _render(lambda: write.pk.format({"to": to.get("id")}))
                 branch = Branch(partition, write.sk.prefix({}) if write.sk else "")
-            listing = Listing(index.name, (branch,))
+            listing = Listing(index.name, (branch,), only=only)
             return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
 
         return plan
@@ -321,6 +325,8 @@ class Resolvers:
         page = await self.page(conn, info)
         out = []
         for item, cursor in zip(page.items, page.cursors, strict=True):
+            if conn.owner is not None and self.codec.item_key(item) == conn.owner.key:
+                continue  # the node itself, beside edges from nodes of its own type
             if conn.edge is not None:
                 if self.codec.edge_type(item) is not conn.edge:
                     info.context.unexplained(item, f"the {conn.edge.label} edges")
