@@ -194,16 +194,17 @@ class Resolvers:
                 if given[coarse] is None and given[finer] is not None:
                     raise BadUserInput(f"filtering by {finer} needs {coarse} too")
             partition = _render(lambda: child.pk.format(link))
-            listing = Listing(
-                None, (_branch(partition, child.sk, link | given, None, None),), forward
-            )
-            return Conn(_page(listing, args), ref, node=child)
+            branch = _branch(partition, child.sk, link | given, None, None)
+            listing = Listing(None, (branch,), forward)
+            whole = branch.prefix == child.sk.literal_prefix and branch.low is None
+            counter = child.parent_counter if whole else None  # a filter is counted by Query
+            return Conn(_page(listing, args), ref, counter, node=child)
 
         return plan
 
     def forward(self, edge: EdgeType) -> Plan:
         target = self.model.types[edge.target]
-        counter = f"n_{edge.label}" if edge.count == "counter" else None
+        counter = edge.counter("from")
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             listing = Listing(None, (Branch(ref.key.pk, target.pk.literal_prefix),))
@@ -215,7 +216,7 @@ class Resolvers:
         assert edge.reverse is not None and edge.reverse.index is not None
         index = edge.reverse.index
         source = self.model.types[edge.source]
-        counter = f"n_{edge.label}_in" if edge.count == "counter" else None
+        counter = edge.counter("to")
         write = next((w for w in edge.indexes if w.index == index), None)
         label = self.model.label_attribute
         # an edge between nodes of one type: the node's own item shares the reverse partition
@@ -425,7 +426,7 @@ def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
         if kind == "sum":
             _settle(ctx.reads.alls.load(conn.key.listing))
             continue
-        if kind == "connection" and not _selects(node, ("edges", "pageInfo")):
+        if kind in ("connection", "children") and not _selects(node, ("edges", "pageInfo")):
             continue
         if kind in ("one", "first"):
             conn.key = PageKey(conn.key.listing, 1, None)

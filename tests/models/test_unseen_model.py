@@ -27,10 +27,12 @@ enums:
 types:
   Author:
     key: "A#{id}"
-    fields: {name: String!}
+    fields:
+      name: String!
+      email: {type: String, unique: {key: "EMAIL#{email}", caseInsensitive: true}}
   Book:
     key: {pk: "A#{authorId}", sk: "B#{year}#{id}"}
-    parent: {type: Author, field: author, collection: books, order: desc}
+    parent: {type: Author, field: author, collection: books, order: desc, count: counter}
     fields:
       title: String!
       year: Int!
@@ -51,11 +53,12 @@ edges:
     to: Author
     forward: likes
     reverse: {field: fans, index: byTarget}
+    count: counter
 """
 
 SAMPLE = """
 nodes:
-  - {type: Author, id: woolf, name: Virginia Woolf}
+  - {type: Author, id: woolf, name: Virginia Woolf, email: virginia@example.com}
   - {type: Author, id: rilke, name: Rainer Maria Rilke}
   - {type: Book, authorId: woolf, year: 1925, id: dalloway, title: Mrs Dalloway, genre: NOVEL,
      tags: [london]}
@@ -145,3 +148,45 @@ async def test_reverse_edges_and_generated_mutations(http: httpx.AsyncClient) ->
         'book(authorId: "woolf", year: 1925, id: "dalloway") { id } }',
     )
     assert after["data"] == {"reader": {"likes": {"totalCount": 0}}, "book": None}
+
+
+async def test_counters_answer_total_count_without_a_query(http: httpx.AsyncClient) -> None:
+    query = '{ author(id: "woolf") { fans { totalCount } books { totalCount } } }'
+    body = await gql(http, query)
+    assert body["data"]["author"] == {"fans": {"totalCount": 2}, "books": {"totalCount": 2}}
+    assert body["extensions"]["dynamodb"]["operations"] == {"BatchGetItem": 1}
+    await gql(http, 'mutation { addLikes(readerId: "cy", authorId: "woolf") { cursor } }')
+    await gql(http, 'mutation { removeLikes(readerId: "ann", authorId: "woolf") }')
+    await gql(
+        http,
+        'mutation { createBook(input: {authorId: "woolf", year: 1931, '
+        'title: "The Waves", genre: NOVEL}) { id } }',
+    )
+    after = await gql(http, query[:-1] + ' reader(id: "cy") { likes { totalCount } } }')
+    assert after["data"]["author"] == {"fans": {"totalCount": 2}, "books": {"totalCount": 3}}
+    assert after["data"]["reader"] == {"likes": {"totalCount": 1}}
+
+
+async def test_unique_fields_are_claimed_case_insensitively(http: httpx.AsyncClient) -> None:
+    taken = await gql(
+        http,
+        'mutation { createAuthor(input: {id: "vw", name: "V", '
+        'email: "Virginia@Example.com"}) { id } }',
+    )
+    assert taken["errors"][0]["extensions"]["code"] == "CONFLICT"
+    moved = await gql(
+        http, 'mutation { updateAuthor(input: {id: "woolf", email: "vw@example.com"}) { email } }'
+    )
+    assert moved["data"]["updateAuthor"] == {"email": "vw@example.com"}
+    freed = await gql(
+        http,
+        'mutation { createAuthor(input: {id: "vw", name: "V", '
+        'email: "virginia@example.com"}) { email } }',
+    )
+    assert freed["data"]["createAuthor"] == {"email": "virginia@example.com"}
+    await gql(http, 'mutation { deleteAuthor(id: "woolf") { id } }')
+    again = await gql(
+        http,
+        'mutation { createAuthor(input: {id: "w2", name: "W", email: "VW@example.com"}) { id } }',
+    )
+    assert again["data"]["createAuthor"] == {"id": "A#w2"}
