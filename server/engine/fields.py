@@ -22,6 +22,7 @@ from graphql.execution.values import get_argument_values
 
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.items import Codec, Ref
+from graph.keys import ItemKey
 from graph.reads import Branch, Listing, Page, PageKey, Whole
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
@@ -144,6 +145,21 @@ class Resolvers:
                 return self._convert(field, ref, (ref.item or {}).get(field.attribute))
 
         return resolve
+
+    async def by_unique(
+        self, node: NodeType, field: Field, _root: Any, info: Info, **args: Any
+    ) -> Ref | None:
+        """The node holding a unique value: its claim item, then the node (two reads)."""
+        unique = field.unique
+        assert unique is not None
+        value = args[field.name]
+        text = str(value).lower() if unique.case_insensitive else str(value)
+        claim = _render(lambda: unique.key.format({field.name: text}))
+        found = await info.context.reads.items.load(ItemKey(claim, claim))
+        owner = found.get("owner") if found else None
+        if not isinstance(owner, str):
+            return None
+        return await lookup(info, Ref(node, ItemKey(owner, owner)))
 
     def global_id(self, ref: Ref, info: Info) -> str:
         return self.codec.global_id(ref)

@@ -174,6 +174,9 @@ async def test_unique_fields_are_claimed_case_insensitively(http: httpx.AsyncCli
         'email: "Virginia@Example.com"}) { id } }',
     )
     assert taken["errors"][0]["extensions"]["code"] == "CONFLICT"
+    found = await gql(http, '{ authorByEmail(email: "VIRGINIA@example.com") { id } }')
+    assert found["data"]["authorByEmail"] == {"id": "A#woolf"}
+    assert found["extensions"]["dynamodb"]["operations"] == {"BatchGetItem": 2}
     moved = await gql(
         http, 'mutation { updateAuthor(input: {id: "woolf", email: "vw@example.com"}) { email } }'
     )
