@@ -26,7 +26,6 @@ from graph.errors import BadUserInput, EdgewiseError, Forbidden, Unauthenticated
 
 from . import playground
 from .auth import Authenticator
-from .context import Context
 from .limits import Limits, check
 from .operations import select_operation
 from .persisted import PersistedQueries, PersistedQueryError
@@ -242,7 +241,7 @@ async def graphql(request: Request) -> Response:
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)
-    context = Context.for_request(request, state.table, principal)
+    context = state.make_context(request, state.table, principal)
     try:
         result = await schema.execute(
             query,

@@ -13,7 +13,7 @@ __all__ = ["Settings"]
 @dataclass(frozen=True)
 class Settings:
     dynamodb: str = "embedded"
-    table: str = "graph"
+    table: str | None = None  # default: the model's table name (`graph` for the demo)
     demo: bool = True
     data_file: Path | None = None
     production: bool = False
@@ -21,6 +21,7 @@ class Settings:
     read_timeout: float = 5.0  # seconds to wait for one DynamoDB response
     deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for in-flight requests
+    model: str = "demo"  # a shipped model's name or a model file's path
     cors_origins: tuple[str, ...] = ()  # none: any origin, or none under `production`
     persisted_queries: bool = True  # automatic persisted queries (APQ)
     persisted_queries_only: Path | None = None  # the manifest of the only operations allowed

@@ -1,0 +1,634 @@
+"""Generic writes through a model: items built from field values (key, type, version, index
+attributes, copies), and the create/update/delete and edge mutations.
+
+A write that changes one item is one PutItem/UpdateItem/DeleteItem with a condition; more than
+one item is one TransactWriteItems. Each carries what a failed condition means (NOT_FOUND,
+CONFLICT). A failed condition whose item is already exactly what this write meant to leave is
+taken as success: a retry whose first attempt applied (single-item writes have no client token).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from model import EdgeType, Field, Model, NodeType
+from model.types import SHARD
+
+from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
+from .expressions import Expr
+from .items import Codec, Ref, shard_of
+from .keys import ItemKey, new_id
+from .reads import Branch, Listing, Reads
+from .table import Failure, Item, Table, to_dynamo
+
+__all__ = ["Writer", "build_items"]
+
+MAX_ACTIONS = 100
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _value(v: Any) -> dict[str, Any]:
+    value: dict[str, Any] = to_dynamo({"v": v})["v"]
+    return value
+
+
+@dataclass
+class _Action:
+    """One write of a transaction (or alone): Put, Update, Delete or ConditionCheck."""
+
+    kind: str
+    key: ItemKey
+    body: dict[str, Any]
+    expr: Expr = field(default_factory=Expr)
+    condition: str | None = None
+    on_fail: Failure | None = None
+    leaves: Item | None = None  # the item as this write leaves it (a retry check)
+
+
+class Writer:
+    """Writes of one model's items through one table (a request's view)."""
+
+    def __init__(self, table: Table, codec: Codec) -> None:
+        self.table = table
+        self.codec = codec
+        self.model: Model = codec.model
+        self.layout = table.layout
+
+    # ---- items -----------------------------------------------------------------------------
+
+    def node_item(self, node: NodeType, values: Mapping[str, Any], at: str | None) -> Item:
+        """A node's item for its field values (GraphQL names; key placeholders included)."""
+        model = self.model
+        key = self.codec.key(node, values)
+        item: Item = {self.layout.pk: key.pk, self.layout.sk: key.sk}
+        if model.type_attribute:
+            item[model.type_attribute] = node.type_value
+        if model.version_attribute:
+            item[model.version_attribute] = 1
+        if model.timestamps and at:
+            item["createdAt"] = item["updatedAt"] = at
+            values = {"createdAt": at, "updatedAt": at, **values}
+        if model.store_key_fields and "id" in node.key_fields:
+            item["id"] = values["id"]
+        for name, f in node.fields.items():
+            stored = f.kind == "value" or (
+                f.kind == "key" and (model.store_key_fields or name in node.declared)
+            )
+            if stored and values.get(name) is not None:
+                item[f.attribute] = values[name]
+        item |= self.index_attributes(node.indexes, self._template_values(node, values))
+        return item
+
+    @staticmethod
+    def _template_values(node: NodeType, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if v is not None}
+
+    def index_attributes(self, writes: Iterable[Any], values: Mapping[str, Any]) -> Item:
+        """The index key attributes for ``values``; an index whose templates lack a value is
+        left out (a sparse index)."""
+        out: Item = {}
+        for write in writes:
+            filled = dict(values)
+            if write.shards is not None:
+                filled[SHARD] = shard_of(
+                    str(values.get("id", values.get("from", ""))), write.shards
+                )
+            needed = set(write.pk.placeholders) | set(write.sk.placeholders if write.sk else ())
+            if any(filled.get(n) is None for n in needed):
+                continue
+            out[write.index.pk] = self.codec.format(write.pk, filled)
+            if write.sk is not None and write.index.sk is not None:
+                out[write.index.sk] = self.codec.format(write.sk, filled)
+        return out
+
+    def edge_item(
+        self,
+        edge: EdgeType,
+        source: Ref,
+        target: Ref,
+        fields: Mapping[str, Any],
+        ends: Mapping[str, Mapping[str, Any]],
+    ) -> Item:
+        """An edge item; ``ends`` holds each end's field values for copies."""
+        key = self.codec.edge_key(edge, source.key, target.key)
+        item: Item = {self.layout.pk: key.pk, self.layout.sk: key.sk}
+        if self.model.label_attribute:
+            item[self.model.label_attribute] = edge.label
+        values = dict(fields)
+        for name, f in edge.fields.items():
+            if f.kind == "copy":
+                values[name] = ends[f.end or ""].get(f.source or "")
+            if values.get(name) is not None:
+                item[f.attribute] = values[name]
+        ids = {"from": self._id(source), "to": self._id(target)}
+        item |= self.index_attributes(edge.indexes, {**values, **ids})
+        return item
+
+    def _id(self, ref: Ref) -> str:
+        return (self.codec.key_values(ref.type, ref.key) or {}).get("id", "")
+
+    def values_of(self, node: NodeType, item: Mapping[str, Any]) -> dict[str, Any]:
+        """Field values (GraphQL names) of a stored item, key placeholders included."""
+        values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
+        for name, f in node.fields.items():
+            if f.kind in ("value", "stamp") and f.attribute in item:
+                values[name] = item[f.attribute]
+        return values
+
+    # ---- sending ---------------------------------------------------------------------------
+
+    def _params(self, action: _Action) -> dict[str, Any]:
+        params = dict(action.body)
+        if action.condition:
+            params["ConditionExpression"] = action.condition
+        params |= action.expr.params(_value)
+        return params
+
+    async def _commit(self, actions: list[_Action]) -> None:
+        if not actions:
+            return
+        if len(actions) == 1 and actions[0].kind != "ConditionCheck":
+            action = actions[0]
+            operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+            await self.table.write(
+                operation[action.kind], self._params(action), action.on_fail, action.leaves
+            )
+            return
+        if len(actions) > MAX_ACTIONS:
+            raise BadUserInput(
+                f"this write needs {len(actions)} items changed at once; "
+                f"a transaction holds at most {MAX_ACTIONS}"
+            )
+        body = []
+        for action in actions:
+            params = self._params(action) | {"TableName": self.table.name}
+            if action.condition and action.on_fail is not None:
+                params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            body.append({action.kind: params})
+        await self.table.transact_write(body, [a.on_fail for a in actions])
+
+    def _put(self, item: Item, condition: str | None, on_fail: Failure | None) -> _Action:
+        action = _Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)}, leaves=item)
+        if condition:
+            action.condition = condition.format(pk=action.expr.name(self.layout.pk))
+            action.on_fail = on_fail
+        return action
+
+    def _exists(
+        self,
+        key: ItemKey,
+        on_fail: Failure | None,
+        kind: str = "ConditionCheck",
+        version: int | None = None,
+        adds: Mapping[str, int] | None = None,
+    ) -> _Action:
+        """An action on an item that must exist (at ``version``): a ConditionCheck, a Delete,
+        or with ``adds`` an Update of counters, which is then the existence check."""
+        if adds:
+            action = self._update(key, {}, adds=adds)
+        else:
+            action = _Action(kind, key, {"Key": self.layout.key(key)})
+        action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
+        if version is not None and self.model.version_attribute:
+            action.condition += (
+                f" AND {action.expr.name(self.model.version_attribute)} = "
+                f"{action.expr.value(version)}"
+            )
+        action.on_fail = on_fail
+        return action
+
+    def _update(
+        self,
+        key: ItemKey,
+        sets: Mapping[str, Any],
+        removes: Iterable[str] = (),
+        adds: Mapping[str, int] | None = None,
+    ) -> _Action:
+        action = _Action("Update", key, {"Key": self.layout.key(key)})
+        e = action.expr
+        parts = []
+        if sets:
+            parts.append("SET " + ", ".join(f"{e.name(k)} = {e.value(v)}" for k, v in sets.items()))
+        removes = list(removes)
+        if removes:
+            parts.append("REMOVE " + ", ".join(e.name(k) for k in removes))
+        if adds:
+            parts.append("ADD " + ", ".join(f"{e.name(k)} {e.value(v)}" for k, v in adds.items()))
+        action.body["UpdateExpression"] = " ".join(parts)
+        return action
+
+    # ---- nodes -----------------------------------------------------------------------------
+
+    async def create(self, node: NodeType, values: Mapping[str, Any]) -> Item:
+        """Put a new node; an existing key is CONFLICT. A child's parent must exist."""
+        values = dict(values)
+        if "id" in node.key_fields and values.get("id") is None:
+            values["id"] = new_id()
+        item = self.node_item(node, values, now_iso())
+        key = self.layout.item_key(item)
+
+        taken = Conflict(f"{node.name} {self._describe(node, key)} already exists")
+        actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: taken)]
+        actions += self._claims(node, key, {}, values)
+        if node.parent is not None:
+            parent_key = self._parent_key(node, key)
+            missing = NotFound(f"{node.parent.type} {parent_key.pk} does not exist")
+            counter = node.parent_counter
+            adds = {counter: 1} if counter else None
+            actions.append(self._exists(parent_key, lambda _o: missing, adds=adds))
+        await self._commit(actions)
+        return item
+
+    def _parent_key(self, node: NodeType, key: ItemKey) -> ItemKey:
+        assert node.parent is not None
+        values = self.codec.key_values(node, key) or {}
+        link = {theirs: values[mine] for mine, theirs in node.parent.link}
+        return self.codec.key(self.model.types[node.parent.type], link)
+
+    def _claim_key(self, field: Field, value: Any) -> ItemKey:
+        assert field.unique is not None
+        text = str(value).lower() if field.unique.case_insensitive else str(value)
+        claim = self.codec.format(field.unique.key, {field.name: text})
+        return ItemKey(claim, claim)
+
+    def claim_item(self, field: Field, value: Any, owner: ItemKey) -> Item:
+        """The item claiming a unique field's value for its node (``owner``: the node's key)."""
+        claim = self._claim_key(field, value)
+        return {self.layout.pk: claim.pk, self.layout.sk: claim.sk, "owner": owner.pk}
+
+    def _claims(
+        self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> list[_Action]:
+        """Claim items of unique fields whose value changes: the new one put (CONFLICT when
+        another node holds it), the old one deleted."""
+        actions = []
+        for name, unique in node.fields.items():
+            if unique.unique is None:
+                continue
+            old, new = before.get(name), after.get(name)
+            same = (
+                (str(old).lower() == str(new).lower())
+                if unique.unique.case_insensitive and old is not None and new is not None
+                else old == new
+            )
+            if same:
+                continue
+            if old is not None:
+                actions.append(_delete(self, self._claim_key(unique, old)))
+            if new is not None:
+                item = self.claim_item(unique, new, key)
+                taken = Conflict(f"the {name} {new!r} is already used by another {node.name}")
+                actions.append(self._put(item, "attribute_not_exists({pk})", _always(taken)))
+        return actions
+
+    def _describe(self, node: NodeType, key: ItemKey) -> str:
+        return key.pk if node.single else f"{key.pk} / {key.sk}"
+
+    async def update(
+        self, node: NodeType, key: ItemKey, changes: Mapping[str, Any], expected: int | None = None
+    ) -> Item:
+        """Set fields (``None`` removes one), refresh index attributes and the copies on edges,
+        and bump the version. A stale ``expected`` version is CONFLICT."""
+        version_attr = self.model.version_attribute
+        old = await self.table.get_item(key)
+        if old is None:
+            raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
+        version = int(old.get(version_attr, 0)) if version_attr else None
+        if expected is not None and version is not None and expected != version:
+            raise Conflict(f"{node.name} {key.pk} is at version {version}, not {expected}")
+        before = self.values_of(node, old)
+        after = {k: v for k, v in before.items()} | dict(changes)
+        new = self.node_item(node, after, None)
+        for attr in ("createdAt",):
+            if attr in old:
+                new[attr] = old[attr]
+        if self.model.timestamps:
+            new["updatedAt"] = now_iso()
+        if version_attr:
+            new[version_attr] = (version or 0) + 1
+        for attr, value in old.items():  # attributes the model does not know stay as they are
+            if attr not in new and not self._owned(node, attr):
+                new[attr] = value
+        sets = {
+            k: v
+            for k, v in new.items()
+            if old.get(k) != v and k not in (self.layout.pk, self.layout.sk)
+        }
+        removes = [k for k in old if k not in new]
+        action = self._update(key, sets, removes)
+        cond = f"attribute_exists({action.expr.name(self.layout.pk)})"
+        if version_attr:
+            cond += f" AND {action.expr.name(version_attr)} = {action.expr.value(version)}"
+        action.condition = cond
+
+        def stale(current: Item | None) -> EdgewiseError:
+            if current is None:
+                return NotFound(f"{node.name} {key.pk} does not exist")
+            return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
+
+        action.on_fail = stale
+        action.leaves = new
+        actions = [action, *self._claims(node, key, before, after)]
+        actions += await self._copies(node, key, before, after)
+        await self._commit(actions)
+        return new
+
+    def _owned(self, node: NodeType, attr: str) -> bool:
+        """Attributes the model writes for this type (so a removed value is removed)."""
+        owned = {f.attribute for f in node.fields.values()}
+        owned |= {w.index.pk for w in node.indexes} | {
+            w.index.sk for w in node.indexes if w.index.sk
+        }
+        return attr in owned
+
+    async def _copies(
+        self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> list[_Action]:
+        """Updates of the edges that copy a changed field of this node."""
+        actions: list[_Action] = []
+        for edge in self.model.edges.values():
+            for end in ("from", "to"):
+                if (edge.source if end == "from" else edge.target) != node.name:
+                    continue
+                copies = {n: f for n, f in edge.fields.items() if f.kind == "copy" and f.end == end}
+                if not any(
+                    before.get(f.source or "") != after.get(f.source or "") for f in copies.values()
+                ):
+                    continue
+                for item in await self._edges_at(edge, key, end):
+                    source = self.codec.end(edge, item, "from")
+                    target = self.codec.end(edge, item, "to")
+                    plain = {
+                        n: item.get(f.attribute) for n, f in edge.fields.items() if f.kind != "copy"
+                    }
+                    ends = {end: after, ("to" if end == "from" else "from"): {}}
+                    fresh = self.edge_item(edge, source, target, plain, ends)
+                    sets = {k: v for k, v in fresh.items() if item.get(k) != v}
+                    if sets:
+                        actions.append(self._update(self.layout.item_key(item), sets))
+        return actions
+
+    async def _edges_at(self, edge: EdgeType, key: ItemKey, end: str) -> list[Item]:
+        """Every ``edge`` item whose ``end`` is the node at ``key``."""
+        listing = self._edge_listing(edge, key, end)
+        if listing is None:
+            return []
+        items = await Reads(self.table).alls.load(listing)
+        return [i for i in items if self.codec.edge_type(i) is edge]
+
+    def _edge_listing(self, edge: EdgeType, key: ItemKey, end: str) -> Listing | None:
+        types = self.model.types
+        if end == "from":
+            return Listing(None, (Branch(key.pk, types[edge.target].pk.literal_prefix),))
+        source_prefix = types[edge.source].pk.literal_prefix
+        for name, index in self.model.indexes.items():
+            if index.pk == self.layout.sk:  # an inverted index: every incoming edge
+                return Listing(name, (Branch(key.sk, source_prefix),))
+        node_id = (self.codec.key_values(types[edge.target], key) or {}).get("id")
+        for write in edge.indexes:
+            if set(write.pk.placeholders) <= {"to"} and write.index.name is not None:
+                partition = self.codec.format(write.pk, {"to": node_id})
+                prefix = write.sk.prefix({}) if write.sk else ""
+                return Listing(write.index.name, (Branch(partition, prefix),))
+        return None
+
+    async def delete(self, node: NodeType, key: ItemKey) -> None:
+        """Delete a node with its unique claims, its children and its edges in both directions,
+        decrementing the counters at their far ends: one transaction, conditioned on the node's
+        version and counters being as read, when it fits; else the children and edges first, in
+        transactions of up to 100 actions, and the node last."""
+        old = await self.table.get_item(key)
+        if old is None:
+            raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
+        removals = await self._related(node, key)
+        gone = NotFound(f"{node.name} {key.pk} does not exist")
+
+        def changed(current: Item | None) -> EdgewiseError:
+            if current is None:
+                return gone
+            return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
+
+        version_attr = self.model.version_attribute
+        version = int(old[version_attr]) if version_attr and version_attr in old else None
+        delete = self._exists(key, changed, "Delete", version)
+        for counter in node.counters(self.model):  # no edge added or removed meanwhile
+            name = delete.expr.name(counter)
+            delete.condition = f"{delete.condition} AND " + (
+                f"{name} = {delete.expr.value(old[counter])}"
+                if counter in old
+                else f"attribute_not_exists({name})"
+            )
+        last = [delete, *self._claims(node, key, self.values_of(node, old), {})]
+        if node.parent_counter is not None:
+            last.append(
+                self._update(self._parent_key(node, key), {}, adds={node.parent_counter: -1})
+            )
+        while len(last) + _cost(removals) > MAX_ACTIONS:
+            batch, removals = self._pack(removals)
+            await self._commit(batch)
+        batch, rest = self._pack(removals)
+        assert not rest
+        await self._commit(last + batch)
+
+    def _pack(self, removals: list[_Removal]) -> tuple[list[_Action], list[_Removal]]:
+        """As many removals as fit in one transaction (with one counter update per far node),
+        and the rest."""
+        deltas: dict[ItemKey, dict[str, int]] = {}
+        taken = 0
+        for removal in removals:
+            extra = removal.far is not None and removal.far not in deltas
+            if taken + len(deltas) + 1 + extra > MAX_ACTIONS:
+                break
+            taken += 1
+            if removal.far is not None and removal.counter is not None:
+                counts = deltas.setdefault(removal.far, {})
+                counts[removal.counter] = counts.get(removal.counter, 0) - 1
+        actions = [_delete(self, r.key) for r in removals[:taken]]
+        actions += [self._update(far, {}, adds=counts) for far, counts in deltas.items()]
+        return actions, removals[taken:]
+
+    async def _related(self, node: NodeType, key: ItemKey) -> list[_Removal]:
+        """The node's children, and its edges at either end with the counter they hold at
+        their far end."""
+        found: dict[ItemKey, _Removal] = {}
+        reads = Reads(self.table)
+        loads = []
+        if node.single:
+            loads.append(reads.alls.load(Listing(None, (Branch(key.pk),))))
+        for edge in self.model.edges.values():
+            if edge.target == node.name:
+                listing = self._edge_listing(edge, key, "to")
+                if listing is not None:
+                    loads.append(reads.alls.load(listing))
+        for items in await asyncio.gather(*loads):
+            for item in items:
+                item_key = self.layout.item_key(item)
+                if item_key == key or item_key in found:
+                    continue
+                kind = self.codec.node_type(item)
+                if kind is not None:
+                    if kind.parent is not None and kind.parent.type == node.name:
+                        found[item_key] = _Removal(item_key)
+                    continue
+                found_edge = self.codec.edge_type(item)
+                if found_edge is None or node.name not in (found_edge.source, found_edge.target):
+                    continue
+                outgoing = item_key.pk == key.pk
+                far = (
+                    ItemKey(item_key.sk, item_key.sk)
+                    if outgoing
+                    else ItemKey(item_key.pk, item_key.pk)
+                )
+                counter = found_edge.counter("to" if outgoing else "from")
+                found[item_key] = _Removal(item_key, far if counter else None, counter)
+        return list(found.values())
+
+    # ---- edges -----------------------------------------------------------------------------
+
+    async def add_edge(
+        self, edge: EdgeType, source: Ref, target: Ref, fields: Mapping[str, Any]
+    ) -> Item:
+        """Put an edge; both ends must exist (checked in the same transaction), a repeated edge
+        is CONFLICT."""
+        copies = {f.end for f in edge.fields.values() if f.kind == "copy"}
+        ends: dict[str, dict[str, Any]] = {"from": {}, "to": {}}
+        versions: dict[str, int | None] = {"from": None, "to": None}
+        if copies:
+            for end, ref in (("from", source), ("to", target)):
+                if end in copies:
+                    old = await self.table.get_item(ref.key)
+                    if old is None:
+                        raise NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
+                    ends[end] = self.values_of(ref.type, old)
+                    version_attr = self.model.version_attribute
+                    versions[end] = (
+                        int(old[version_attr]) if version_attr and version_attr in old else None
+                    )
+        if edge.forward is not None and edge.forward.one:
+            existing = await self._edges_at(edge, source.key, "from")
+            if existing:
+                raise Conflict(f"{source.key.pk} already has a {edge.label} edge")
+        item = self.edge_item(edge, source, target, fields, ends)
+
+        repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
+        actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: repeated)]
+        for end, ref in (("from", source), ("to", target)):
+            counter = edge.counter(end)
+            actions.append(
+                self._exists(
+                    ref.key,
+                    _gone_or_changed(ref),
+                    version=versions[end],
+                    adds={counter: 1} if counter else None,
+                )
+            )
+        await self._commit(actions)
+        return item
+
+    async def remove_edge(self, edge: EdgeType, source: Ref, target: Ref) -> bool:
+        """Delete an edge; False when there was none."""
+        key = self.codec.edge_key(edge, source.key, target.key)
+        actions = [self._exists(key, lambda _old: _Missing(), "Delete")]
+        for end, ref in (("from", source), ("to", target)):
+            counter = edge.counter(end)
+            if counter:
+                actions.append(self._update(ref.key, {}, adds={counter: -1}))
+        try:
+            await self._commit(actions)
+        except _Missing:
+            return False
+        return True
+
+
+def _always(error: EdgewiseError) -> Failure:
+    return lambda _old: error
+
+
+def _gone_or_changed(ref: Ref) -> Failure:
+    def failure(old: Item | None) -> EdgewiseError:
+        if old is None:
+            return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
+        return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
+
+    return failure
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """An item that goes with a deleted node, and the counter it holds at its far end."""
+
+    key: ItemKey
+    far: ItemKey | None = None
+    counter: str | None = None
+
+
+def _cost(removals: list[_Removal]) -> int:
+    return len(removals) + len({r.far for r in removals if r.far is not None})
+
+
+def _delete(writer: Writer, key: ItemKey) -> _Action:
+    return _Action("Delete", key, {"Key": writer.layout.key(key)})
+
+
+class _Missing(EdgewiseError):
+    pass
+
+
+def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item]:
+    """Items for sample data: ``nodes`` (``type`` and field values, key placeholders included)
+    and ``edges`` (``label``, ``from`` and ``to`` ids, and fields), built as the mutations build
+    them (keys, index attributes, copies)."""
+    model, codec = writer.model, writer.codec
+    items: list[Item] = []
+    values: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[ItemKey, Counter[str]] = defaultdict(Counter)
+    for entry in sample.get("nodes", []):
+        node = model.types[entry["type"]]
+        fields = {k: _stored(v) for k, v in entry.items() if k != "type"}
+        items.append(writer.node_item(node, fields, at))
+        key = codec.item_key(items[-1])
+        items += [
+            writer.claim_item(f, fields[name], key)
+            for name, f in node.fields.items()
+            if f.unique is not None and fields.get(name) is not None
+        ]
+        if "id" in fields:
+            values[(node.name, str(fields["id"]))] = fields
+    for entry in sample.get("edges", []):
+        edge = model.edges[entry["label"]]
+        source = codec.by_id(model.types[edge.source], str(entry["from"]))
+        target = codec.by_id(model.types[edge.target], str(entry["to"]))
+        assert source is not None and target is not None
+        fields = {k: _stored(v) for k, v in entry.items() if k not in ("label", "from", "to")}
+        ends = {
+            "from": values.get((edge.source, str(entry["from"])), {}),
+            "to": values.get((edge.target, str(entry["to"])), {}),
+        }
+        items.append(writer.edge_item(edge, source, target, fields, ends))
+        for end, ref in (("from", source), ("to", target)):
+            if (counter := edge.counter(end)) is not None:
+                counts[ref.key][counter] += 1
+    for item in items:
+        kind = codec.node_type(item)
+        if kind is not None and kind.parent_counter is not None:
+            counts[writer._parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
+    return [item | counts.get(codec.item_key(item), {}) for item in items]
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
