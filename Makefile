@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test playground audit browser schema clean bench fuzz soak
+.PHONY: serve test playground audit dynalite browser schema clean bench fuzz soak
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ tests/http/node_modules/.package-lock.json: tests/http/package.json tests/http/p
 
 audit: tests/http/node_modules/.package-lock.json
 
+# dynalite, a second DynamoDB-compatible server (in memory, no transactions), for the tests.
+tests/dynalite/node_modules/.package-lock.json: tests/dynalite/package.json tests/dynalite/package-lock.json
+	cd tests/dynalite && npm ci --no-audit --no-fund --loglevel=error
+
+dynalite: tests/dynalite/node_modules/.package-lock.json
+
 # Headless Chromium for the playground test (Debian's package).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -32,7 +38,7 @@ browser:
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
-test: $(STAMP) playground audit browser
+test: $(STAMP) playground audit dynalite browser
 	$(BIN)/ruff check graph server tests bench
 	$(BIN)/ruff format --check graph server tests bench
 	$(BIN)/mypy
@@ -61,4 +67,4 @@ schema: $(STAMP)
 	$(BIN)/edgewise export-schema --output schema.graphql
 
 clean:
-	rm -rf $(VENV) playground/node_modules tests/http/node_modules
+	rm -rf $(VENV) playground/node_modules tests/http/node_modules tests/dynalite/node_modules

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +16,16 @@ from botocore.exceptions import ChecksumError
 
 from .errors import error_code, translate
 
-__all__ = ["Endpoint", "client_config", "create_table", "open_client"]
+__all__ = [
+    "INDEXES",
+    "Endpoint",
+    "Index",
+    "client_config",
+    "cloudformation_table",
+    "create_table",
+    "open_client",
+    "table_definition",
+]
 
 
 @dataclass(frozen=True)
@@ -87,39 +96,76 @@ async def open_client(endpoint: Endpoint, config: Config | None = None) -> Async
         yield client
 
 
-def _gsi(name: str, hash_key: str, range_key: str) -> dict[str, Any]:
-    return {
-        "IndexName": name,
+@dataclass(frozen=True)
+class Index:
+    """A global secondary index: its name and key attributes (strings), projecting everything."""
+
+    name: str
+    hash_key: str
+    range_key: str
+
+
+# The layout of CONTRACT.md: reverse edges on `inverted`, the sparse `gsi2`.
+INDEXES = (Index("inverted", "SK", "PK"), Index("gsi2", "GSI2PK", "GSI2SK"))
+
+
+def table_definition(
+    name: str | None = None,
+    *,
+    partition_key: str = "PK",
+    sort_key: str = "SK",
+    indexes: Sequence[Index] = INDEXES,
+) -> dict[str, Any]:
+    """The table as CreateTable's parameters, which are also the properties of a CloudFormation
+    ``AWS::DynamoDB::Table``: string keys, GSIs projecting ALL, on-demand billing.
+
+    The one definition of the table: ``create_table`` sends it and ``edgewise create-table
+    --print-cloudformation`` prints it. ``name=None`` leaves ``TableName`` out.
+    """
+    attributes = [partition_key, sort_key]
+    for index in indexes:
+        attributes += [a for a in (index.hash_key, index.range_key) if a not in attributes]
+    definition: dict[str, Any] = {} if name is None else {"TableName": name}
+    definition |= {
+        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
         "KeySchema": [
-            {"AttributeName": hash_key, "KeyType": "HASH"},
-            {"AttributeName": range_key, "KeyType": "RANGE"},
+            {"AttributeName": partition_key, "KeyType": "HASH"},
+            {"AttributeName": sort_key, "KeyType": "RANGE"},
         ],
-        "Projection": {"ProjectionType": "ALL"},
+        "BillingMode": "PAY_PER_REQUEST",
     }
+    if indexes:
+        definition["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index.name,
+                "KeySchema": [
+                    {"AttributeName": index.hash_key, "KeyType": "HASH"},
+                    {"AttributeName": index.range_key, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index in indexes
+        ]
+    return definition
 
 
-async def create_table(client: Any, name: str, *, wait: float = 120.0) -> bool:
+def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:
+    """A CloudFormation resource for a :func:`table_definition`."""
+    return {"Type": "AWS::DynamoDB::Table", "Properties": definition}
+
+
+async def create_table(
+    client: Any, name: str, *, wait: float = 120.0, definition: dict[str, Any] | None = None
+) -> bool:
     """Create the graph table and its indexes unless it exists; wait until ACTIVE.
 
+    ``definition`` (from :func:`table_definition`, without a name) defaults to today's layout.
     Returns whether it was created by this call.
     """
+    params = {**(definition or table_definition()), "TableName": name}
     created = True
     try:
-        await client.create_table(
-            TableName=name,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[
-                {"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK", "GSI2PK", "GSI2SK")
-            ],
-            KeySchema=[
-                {"AttributeName": "PK", "KeyType": "HASH"},
-                {"AttributeName": "SK", "KeyType": "RANGE"},
-            ],
-            GlobalSecondaryIndexes=[
-                _gsi("inverted", "SK", "PK"),
-                _gsi("gsi2", "GSI2PK", "GSI2SK"),
-            ],
-        )
+        await client.create_table(**params)
     except Exception as exc:
         if error_code(exc) != "ResourceInUseException":
             raise translate(exc) from exc

@@ -13,6 +13,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from graph.bulk import dump, load
+from graph.capabilities import Capabilities, probe
 from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput
@@ -24,6 +25,7 @@ from . import playground
 from .auth import Authenticator, authenticator_from_env
 from .http import graphql
 from .limits import Limits
+from .readonly import without_mutations
 from .schema import production_schema, schema
 from .settings import Settings
 
@@ -92,7 +94,26 @@ async def readyz(request: Request) -> Response:
         await table.call("DescribeTable", TableName=table.name)
     except Exception as exc:
         return PlainTextResponse(f"DynamoDB is not ready: {exc}", status_code=503)
+    state = request.app.state
+    if state.capabilities is None or state.capabilities.transactions is None:
+        state.capabilities = await probe(table)  # not known yet (e.g. the table was missing)
+    capabilities: Capabilities = state.capabilities
+    if state.settings.read_only:
+        return PlainTextResponse("ready (read-only: no mutations)")
+    if capabilities.missing:
+        return PlainTextResponse(f"not ready: {capabilities.explain()}", status_code=503)
     return PlainTextResponse("ready")
+
+
+async def check_capabilities(table: Table, settings: Settings) -> Capabilities:
+    """Probe the endpoint; raise SystemExit when mutations cannot work there and the server
+    is not ``read_only``. An undecided probe (e.g. no table yet) is left to ``/readyz``."""
+    capabilities = await probe(table)
+    if capabilities.missing and not settings.read_only:
+        raise SystemExit(f"edgewise serve: {capabilities.explain()}")
+    if capabilities.transactions is None:
+        log.warning("could not probe the endpoint for TransactWriteItems: %s", capabilities.detail)
+    return capabilities
 
 
 def create_app(
@@ -100,10 +121,12 @@ def create_app(
     table: Table | None = None,
     authenticator: Authenticator | None = None,
     limits: Limits | None = None,
+    capabilities: Capabilities | None = None,
 ) -> Starlette:
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
-    opens one client for the process from ``settings`` and closes it at shutdown. Keys and
-    limits come from the environment unless given."""
+    opens one client for the process from ``settings``, probes the endpoint's capabilities
+    (unless ``capabilities`` are given: ``edgewise serve`` probed already) and closes the client
+    at shutdown. Keys and limits come from the environment unless given."""
     settings = settings or Settings()
     authenticator = authenticator or authenticator_from_env()
     if not authenticator.configured:
@@ -124,6 +147,8 @@ def create_app(
             return
         async with open_table(app.state.settings) as opened:
             app.state.table = opened
+            if app.state.capabilities is None:
+                app.state.capabilities = await check_capabilities(opened, app.state.settings)
             resuming = asyncio.create_task(_resume_deletions(opened))
             yield
             resuming.cancel()
@@ -139,6 +164,9 @@ def create_app(
     app.state.authenticator = authenticator
     app.state.limits = limits or Limits.from_env()
     app.state.schema = production_schema if settings.production else schema
+    if settings.read_only:
+        app.state.schema = without_mutations(app.state.schema)
+    app.state.capabilities = capabilities
     if table is not None:
         app.state.table = table
     return app

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "env_flag"]
+
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """A boolean environment variable: 1/true/yes/on or 0/false/no/off (unset is false)."""
+    value = os.environ.get(name, "").strip().lower()
+    if value not in TRUE | FALSE:
+        raise SystemExit(f"{name}={os.environ[name]!r}: use 1 or 0 (true/false, yes/no, on/off)")
+    return value in TRUE
 
 
 @dataclass(frozen=True)
@@ -19,3 +31,4 @@ class Settings:
     read_timeout: float = 5.0  # seconds to wait for one DynamoDB response
     deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for in-flight requests
+    read_only: bool = False  # no mutations in the schema; no TransactWriteItems needed
