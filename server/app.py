@@ -16,7 +16,7 @@ from graph.bulk import dump, load
 from graph.capabilities import Capabilities, probe
 from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.errors import BadUserInput
+from graph.errors import BadUserInput, EdgewiseError
 from graph.seed import demo_items
 from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
@@ -106,11 +106,11 @@ async def readyz(request: Request) -> Response:
 
 
 async def check_capabilities(table: Table, settings: Settings) -> Capabilities:
-    """Probe the endpoint; raise SystemExit when mutations cannot work there and the server
-    is not ``read_only``. An undecided probe (e.g. no table yet) is left to ``/readyz``."""
+    """Probe the endpoint; raise when mutations cannot work there and the server is not
+    ``read_only``. An undecided probe (e.g. no table yet) is left to ``/readyz``."""
     capabilities = await probe(table)
     if capabilities.missing and not settings.read_only:
-        raise SystemExit(f"edgewise serve: {capabilities.explain()}")
+        raise EdgewiseError(capabilities.explain())
     if capabilities.transactions is None:
         log.warning("could not probe the endpoint for TransactWriteItems: %s", capabilities.detail)
     return capabilities
