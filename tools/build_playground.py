@@ -43,7 +43,7 @@ def _pinned_versions_installed(playground: Path) -> bool:
     return all((playground / "node_modules" / path).is_file() for path in FILES)
 
 
-class BuildPy(build_py):  # type: ignore[misc]
+class BuildPy(build_py):
     def run(self) -> None:
         super().run()
         if not self.editable_mode and not self.dry_run:
