@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 
-__all__ = ["ASSETS", "CHECKOUT", "PACKAGED", "asset", "assets_dir", "page"]
+__all__ = ["ASSETS", "asset", "assets_dir", "page"]
 
 ASSETS = {
     "react.js": "react/umd/react.production.min.js",
