@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test playground audit browser schema clean bench fuzz soak
+.PHONY: serve test playground audit dynalite browser schema clean bench fuzz soak wheel lambda
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ tests/http/node_modules/.package-lock.json: tests/http/package.json tests/http/p
 
 audit: tests/http/node_modules/.package-lock.json
 
+# dynalite, a second DynamoDB-compatible server (in memory, no transactions), for the tests.
+tests/dynalite/node_modules/.package-lock.json: tests/dynalite/package.json tests/dynalite/package-lock.json
+	cd tests/dynalite && npm ci --no-audit --no-fund --loglevel=error
+
+dynalite: tests/dynalite/node_modules/.package-lock.json
+
 # Headless Chromium for the playground test (Debian's package).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -33,9 +39,9 @@ browser:
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
-test: $(STAMP) playground audit browser
-	$(BIN)/ruff check graph server tests bench
-	$(BIN)/ruff format --check graph server tests bench
+test: $(STAMP) playground audit dynalite browser
+	$(BIN)/ruff check graph server model models tests bench tools
+	$(BIN)/ruff format --check graph server model models tests bench tools
 	$(BIN)/mypy
 	$(BIN)/pytest
 
@@ -58,8 +64,19 @@ FUZZ_EXAMPLES ?= 200
 fuzz: $(STAMP)
 	EDGEWISE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/http/test_fuzz.py
 
+# The wheel (GraphiQL's files built in from playground/package-lock.json) in dist/.
+wheel: $(STAMP) playground
+	rm -rf dist build
+	$(BIN)/python -m build --no-isolation --outdir dist .
+
+# What deploy/template.yaml deploys (CodeUri: dist/lambda): the wheel, Mangum and every
+# dependency, as binary wheels for the Lambda runtime (Linux x86_64, Python 3.11).
+lambda: wheel
+	$(BIN)/pip install --quiet --target dist/lambda --implementation cp --python-version 3.11 \
+		--platform manylinux2014_x86_64 --only-binary=:all: "$$(ls dist/edgewise-*.whl)[lambda]"
+
 schema: $(STAMP)
 	$(BIN)/edgewise export-schema --output schema.graphql
 
 clean:
-	rm -rf $(VENV) playground/node_modules tests/http/node_modules
+	rm -rf $(VENV) playground/node_modules tests/http/node_modules tests/dynalite/node_modules dist build

@@ -17,7 +17,14 @@ from botocore.exceptions import ChecksumError
 from .errors import error_code, translate
 from .table import DEMO_LAYOUT, Layout
 
-__all__ = ["Endpoint", "client_config", "create_table", "open_client"]
+__all__ = [
+    "Endpoint",
+    "client_config",
+    "cloudformation_table",
+    "create_table",
+    "open_client",
+    "table_definition",
+]
 
 
 @dataclass(frozen=True)
@@ -88,22 +95,44 @@ async def open_client(endpoint: Endpoint, config: Config | None = None) -> Async
         yield client
 
 
-def _gsi(name: str, hash_key: str, range_key: str) -> dict[str, Any]:
-    return {
-        "IndexName": name,
+def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:
+    """The table as CreateTable's parameters, which are also the properties of a CloudFormation
+    ``AWS::DynamoDB::Table``: string keys named by ``layout`` (a model's, or the demo's), GSIs
+    projecting ALL, on-demand billing.
+
+    The one definition of the table: ``create_table`` sends it and ``edgewise create-table
+    --print-cloudformation`` prints it. ``name=None`` leaves ``TableName`` out.
+    """
+    attributes = list(
+        dict.fromkeys(
+            [layout.pk, layout.sk, *(k for pair in layout.indexes.values() for k in pair if k)]
+        )
+    )
+    definition: dict[str, Any] = {} if name is None else {"TableName": name}
+    definition |= {
+        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
         "KeySchema": [
-            {"AttributeName": hash_key, "KeyType": "HASH"},
-            {"AttributeName": range_key, "KeyType": "RANGE"},
+            {"AttributeName": layout.pk, "KeyType": "HASH"},
+            {"AttributeName": layout.sk, "KeyType": "RANGE"},
         ],
-        "Projection": {"ProjectionType": "ALL"},
+        "BillingMode": "PAY_PER_REQUEST",
     }
+    if layout.indexes:
+        definition["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index,
+                "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]
+                + ([{"AttributeName": range_key, "KeyType": "RANGE"}] if range_key else []),
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index, (hash_key, range_key) in layout.indexes.items()
+        ]
+    return definition
 
 
-def _gsi_of(name: str, hash_key: str, range_key: str | None) -> dict[str, Any]:
-    index = _gsi(name, hash_key, range_key or "")
-    if range_key is None:
-        index["KeySchema"] = index["KeySchema"][:1]
-    return index
+def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:
+    """A CloudFormation resource for a :func:`table_definition`."""
+    return {"Type": "AWS::DynamoDB::Table", "Properties": definition}
 
 
 async def create_table(
@@ -114,24 +143,8 @@ async def create_table(
 
     Returns whether it was created by this call.
     """
+    params = table_definition(name, layout)
     created = True
-    attributes = dict.fromkeys(
-        [layout.pk, layout.sk, *(k for pair in layout.indexes.values() for k in pair if k)]
-    )
-    params: dict[str, Any] = {
-        "TableName": name,
-        "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
-        "KeySchema": [
-            {"AttributeName": layout.pk, "KeyType": "HASH"},
-            {"AttributeName": layout.sk, "KeyType": "RANGE"},
-        ],
-    }
-    if layout.indexes:
-        params["GlobalSecondaryIndexes"] = [
-            _gsi_of(index, hash_key, range_key)
-            for index, (hash_key, range_key) in layout.indexes.items()
-        ]
     try:
         await client.create_table(**params)
     except Exception as exc:

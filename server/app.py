@@ -13,9 +13,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from graph.bulk import dump, load
+from graph.capabilities import Capabilities, probe
 from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.errors import BadUserInput
+from graph.errors import BadUserInput, EdgewiseError
 from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
 
@@ -95,7 +96,26 @@ async def readyz(request: Request) -> Response:
         await table.call("DescribeTable", TableName=table.name)
     except Exception as exc:
         return PlainTextResponse(f"DynamoDB is not ready: {exc}", status_code=503)
+    state = request.app.state
+    if state.capabilities is None or state.capabilities.transactions is None:
+        state.capabilities = await probe(table)  # not known yet (e.g. the table was missing)
+    capabilities: Capabilities = state.capabilities
+    if state.settings.read_only:
+        return PlainTextResponse("ready (read-only: no mutations)")
+    if capabilities.missing:
+        return PlainTextResponse(f"not ready: {capabilities.explain()}", status_code=503)
     return PlainTextResponse("ready")
+
+
+async def check_capabilities(table: Table, settings: Settings) -> Capabilities:
+    """Probe the endpoint; raise when mutations cannot work there and the server is not
+    ``read_only``. An undecided probe (e.g. no table yet) is left to ``/readyz``."""
+    capabilities = await probe(table)
+    if capabilities.missing and not settings.read_only:
+        raise EdgewiseError(capabilities.explain())
+    if capabilities.transactions is None:
+        log.warning("could not probe the endpoint for TransactWriteItems: %s", capabilities.detail)
+    return capabilities
 
 
 def create_app(
@@ -103,10 +123,12 @@ def create_app(
     table: Table | None = None,
     authenticator: Authenticator | None = None,
     limits: Limits | None = None,
+    capabilities: Capabilities | None = None,
 ) -> Starlette:
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
-    opens one client for the process from ``settings`` and closes it at shutdown. Keys and
-    limits come from the environment unless given."""
+    opens one client for the process from ``settings``, probes the endpoint's capabilities
+    (unless ``capabilities`` are given: ``edgewise serve`` probed already) and closes the client
+    at shutdown. Keys and limits come from the environment unless given."""
     settings = settings or Settings()
     engine = engine_for(settings.model)
     authenticator = authenticator or authenticator_from_env()
@@ -128,6 +150,8 @@ def create_app(
             return
         async with open_table(app.state.settings, engine) as opened:
             app.state.table = opened
+            if app.state.capabilities is None:
+                app.state.capabilities = await check_capabilities(opened, app.state.settings)
             resuming = None
             if engine.model is None:  # the hand-written demo's deletion protocol
                 resuming = asyncio.create_task(_resume_deletions(opened))
@@ -154,8 +178,9 @@ def create_app(
     )
     app.state.authenticator = authenticator
     app.state.limits = limits or Limits.from_env()
-    app.state.schema = engine.schema(settings.production)
+    app.state.schema = engine.schema(settings.production, settings.read_only)
     app.state.make_context = engine.context_factory()
+    app.state.capabilities = capabilities
     if table is not None:
         app.state.table = table
     return app

@@ -16,17 +16,26 @@ from typing import Any
 from tqdm import tqdm
 
 from graph.bulk import dump, load, validate
-from graph.client import Endpoint, create_table, open_client
+from graph.capabilities import Capabilities
+from graph.client import (
+    Endpoint,
+    client_config,
+    cloudformation_table,
+    create_table,
+    open_client,
+    table_definition,
+)
 from graph.errors import EdgewiseError
 from graph.seed import demo_items, generate
-from graph.table import Layout, Table
+from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, ModelError, json_schema, load_model
 
 from .cors import parse_origins
 from .engine import Engine, engine_for
 from .persisted import DEFAULT_CACHE_BYTES
-from .settings import Settings
+from .settings import Settings, env_flag
 from .summary import summary
+from .version import version
 
 __all__ = ["main"]
 
@@ -87,11 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="edgewise", description="A GraphQL API over a DynamoDB single-table graph."
     )
+    parser.add_argument("--version", action="version", version=f"edgewise {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the API under uvicorn")
-    serve.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--host",
+        default=os.environ.get("EDGEWISE_HOST", "127.0.0.1"),
+        help="interface (env EDGEWISE_HOST; default 127.0.0.1)",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("EDGEWISE_PORT", 8000)),
+        help="port (env EDGEWISE_PORT; default 8000)",
+    )
     _connection_flags(serve, serving=True)
     serve.add_argument(
         "--demo",
@@ -109,7 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--production",
         action="store_true",
-        help="require a JWT key; no playground, introspection or suggestions; trace for admins",
+        default=env_flag("EDGEWISE_PRODUCTION"),
+        help="require a JWT key; no playground, introspection or suggestions; trace for admins "
+        "(env EDGEWISE_PRODUCTION=1)",
+    )
+    serve.add_argument(
+        "--read-only",
+        action="store_true",
+        default=env_flag("EDGEWISE_READ_ONLY"),
+        help="serve queries only: the schema has no mutations, and an endpoint without "
+        "TransactWriteItems (e.g. dynalite) is accepted (env EDGEWISE_READ_ONLY=1)",
     )
     serve.add_argument(
         "--cors-origin",
@@ -163,6 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
     _connection_flags(create)
+    create.add_argument(
+        "--print-cloudformation",
+        action="store_true",
+        help='print the table as a CloudFormation resource, {"Type": "AWS::DynamoDB::Table", '
+        '"Properties": {...}}, on stdout, and call no DynamoDB API',
+    )
 
     seed = commands.add_parser("seed", help="load the demo data, or generate a graph")
     _connection_flags(seed)
@@ -298,6 +332,10 @@ def _dump(args: argparse.Namespace) -> None:
 
 def _create_table(args: argparse.Namespace) -> None:
     layout = _engine(args).layout
+    if args.print_cloudformation:
+        resource = cloudformation_table(table_definition(args.table, layout))
+        sys.stdout.write(json.dumps(resource, indent=2) + "\n")
+        return
 
     async def run() -> bool:
         async with open_client(_endpoint(args)) as client:
@@ -305,6 +343,16 @@ def _create_table(args: argparse.Namespace) -> None:
 
     created = asyncio.run(run())
     print(f"table {args.table!r} {'created' if created else 'already exists'} and ACTIVE")
+
+
+async def _probe(settings: Settings) -> Capabilities:
+    from .app import check_capabilities
+
+    config = client_config(settings.connect_timeout, settings.read_timeout)
+    assert settings.table is not None  # set from the model by _engine
+    async with open_client(Endpoint.parse(settings.dynamodb), config) as client:
+        table = Table(client, settings.table, RetryPolicy(deadline=settings.deadline))
+        return await check_capabilities(table, settings)
 
 
 def _serve(args: argparse.Namespace) -> None:
@@ -338,9 +386,13 @@ def _serve(args: argparse.Namespace) -> None:
         persisted_queries_cache_bytes=int(
             os.environ.get("EDGEWISE_PERSISTED_QUERIES_CACHE_BYTES", DEFAULT_CACHE_BYTES)
         ),
+        read_only=args.read_only,
     )
+    capabilities = None
+    if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
+        capabilities = asyncio.run(_probe(settings))
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, capabilities=capabilities),
         host=args.host,
         port=args.port,
         timeout_graceful_shutdown=round(settings.shutdown_timeout),

@@ -1,8 +1,9 @@
 """GraphiQL served from the app itself: pinned npm assets, no CDN, so it renders offline.
 
-``make playground`` (a dependency of ``make serve`` and ``make test``) runs ``npm ci`` in
-``playground/``, whose ``package.json`` pins React and GraphiQL; the app serves four files
-from the resulting ``node_modules``.
+``playground/package.json`` pins React and GraphiQL. An installed wheel carries the four files
+the app serves in ``server/playground_assets/`` (built at packaging time by
+``tools/build_playground.py``); a checkout serves them from ``playground/node_modules``, which
+``make playground`` (a dependency of ``make serve`` and ``make test``) fills with ``npm ci``.
 """
 
 from __future__ import annotations
@@ -74,13 +75,20 @@ PAGE = """<!doctype html>
 """
 
 MISSING = """<!doctype html><html><body><h1>Playground assets are not installed</h1>
-<p>Run <code>make playground</code> (needs npm), or set EDGEWISE_PLAYGROUND_DIR to a
-node_modules folder holding react@18, react-dom@18 and graphiql@3.</p></body></html>"""
+<p>In a checkout, run <code>make playground</code> (needs npm); an installed wheel carries
+them. Or set EDGEWISE_PLAYGROUND_DIR to a node_modules folder holding react@18, react-dom@18
+and graphiql@3.</p></body></html>"""
+
+PACKAGED = Path(__file__).resolve().parent / "playground_assets"  # in an installed wheel
+CHECKOUT = Path(__file__).resolve().parent.parent / "playground" / "node_modules"
 
 
 def assets_dir() -> Path:
-    default = Path(__file__).resolve().parent.parent / "playground" / "node_modules"
-    return Path(os.environ.get("EDGEWISE_PLAYGROUND_DIR", default))
+    """``EDGEWISE_PLAYGROUND_DIR`` if set, else the wheel's copy, else the checkout's."""
+    configured = os.environ.get("EDGEWISE_PLAYGROUND_DIR")
+    if configured:
+        return Path(configured)
+    return PACKAGED if PACKAGED.is_dir() else CHECKOUT
 
 
 def page() -> Response:

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .persisted import DEFAULT_CACHE_BYTES
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "env_flag"]
+
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str) -> bool:
+    """A boolean environment variable: 1/true/yes/on or 0/false/no/off (unset is false)."""
+    value = os.environ.get(name, "").strip().lower()
+    if value not in TRUE | FALSE:
+        raise SystemExit(f"{name}={os.environ[name]!r}: use 1 or 0 (true/false, yes/no, on/off)")
+    return value in TRUE
 
 
 @dataclass(frozen=True)
@@ -26,3 +38,4 @@ class Settings:
     persisted_queries: bool = True  # automatic persisted queries (APQ)
     persisted_queries_only: Path | None = None  # the manifest of the only operations allowed
     persisted_queries_cache_bytes: int = DEFAULT_CACHE_BYTES
+    read_only: bool = False  # no mutations in the schema; no TransactWriteItems needed

@@ -1,7 +1,9 @@
-"""Shared fixtures: one moto server process for the session, a fresh table per test."""
+"""Shared fixtures: one moto server process for the session, a fresh table per test; dynalite
+as a second DynamoDB-compatible server (``compatible_table`` runs a test on both)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 
@@ -15,6 +17,9 @@ from graph.table import Table
 from server.app import create_app
 from server.engine import engine_for
 from server.settings import Settings
+from tests.dynalite_server import Dynalite
+
+BACKENDS = ["moto", "dynalite"]
 
 
 @pytest.fixture(scope="session")
@@ -25,12 +30,48 @@ def dynamodb() -> Iterator[EmbeddedDynamoDB]:
 
 
 @pytest.fixture
-async def table(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Table]:
+async def moto_table(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Table]:
     """An empty graph table (moto reset first)."""
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url)) as client:
         await create_table(client, "graph")
         yield Table(client, "graph")
+
+
+@pytest.fixture
+def table(moto_table: Table) -> Table:
+    """An empty graph table on moto."""
+    return moto_table
+
+
+@pytest.fixture(scope="session")
+def dynalite() -> Iterator[Dynalite]:
+    """dynalite (in memory, no transactions) over HTTP, in a child process."""
+    with Dynalite() as server:
+        yield server
+
+
+@pytest.fixture
+async def dynalite_table(dynalite: Dynalite) -> AsyncIterator[Table]:
+    """An empty graph table on dynalite, under a name of its own, deleted afterwards."""
+    name = f"graph-{uuid.uuid4().hex[:12]}"
+    async with open_client(Endpoint(dynalite.url)) as client:
+        await create_table(client, name)
+        yield Table(client, name)
+        await client.delete_table(TableName=name)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Which DynamoDB-compatible server a ``compatible_table`` test runs on."""
+    return str(request.param)
+
+
+@pytest.fixture
+def compatible_table(backend: str, request: pytest.FixtureRequest) -> Table:
+    """An empty graph table on each server: moto, then dynalite."""
+    table: Table = request.getfixturevalue(f"{backend}_table")
+    return table
 
 
 @pytest.fixture

@@ -54,13 +54,16 @@ class Engine:
     def table_name(self) -> str:
         return self.model.table if self.model is not None else "graph"
 
-    def schema(self, production: bool = False) -> Any:
+    def schema(self, production: bool = False, read_only: bool = False) -> Any:
+        """The schema to serve; ``read_only``: without its Mutation type."""
         if self.model is None:
+            from ..readonly import without_mutations
             from ..schema import production_schema, schema
 
-            return production_schema if production else schema
+            chosen = production_schema if production else schema
+            return without_mutations(chosen) if read_only else chosen
         assert self.codec is not None
-        return ModelSchema(build_schema(self.model, self.codec), production)
+        return ModelSchema(build_schema(self.model, self.codec, read_only), production)
 
     def context_factory(self) -> ContextFactory:
         if self.codec is None:

@@ -13,7 +13,7 @@ import re
 import shutil
 import signal
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,8 +135,9 @@ async def served(demo: Table) -> AsyncIterator[Served]:
                 raise
 
 
-async def dump_dom(url: str, profile: Path) -> tuple[str, str]:
-    """Chromium's DOM for ``url`` once its scripts ran, and what Chromium wrote to stderr."""
+async def dump_dom(url: str, profile: Path, flags: Sequence[str] = ()) -> tuple[str, str]:
+    """Chromium's DOM for ``url`` once its scripts ran, and what Chromium wrote to stderr.
+    ``flags`` are added to Chromium's command line."""
     chromium = shutil.which(CHROMIUM)
     if chromium is None:
         pytest.fail(
@@ -146,6 +147,7 @@ async def dump_dom(url: str, profile: Path) -> tuple[str, str]:
     process = await asyncio.create_subprocess_exec(
         chromium,
         *CHROMIUM_FLAGS,
+        *flags,
         f"--user-data-dir={profile}",
         "--virtual-time-budget=10000",
         "--dump-dom",

@@ -1,18 +1,38 @@
-"""The read API end to end over ASGI, on the demo data, with DynamoDB costs from the trace."""
+"""The read API end to end over ASGI, on the demo data, with DynamoDB costs from the trace.
+
+Every test runs twice: on moto and on dynalite (served ``--read-only`` there, as dynalite has
+no transactions), so that the read path never relies on one emulator's leniency.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
 from graph.table import Table
+from server.app import create_app
+from server.settings import Settings
 from tests.helpers import gql
 
 CHAIN = """{ user(id: "alice") { groups(first: 100) { edges { node {
     name subscriptions(first: 20) { edges { node { name } } } } } } } }"""
+
+
+@pytest.fixture
+def table(compatible_table: Table) -> Table:
+    return compatible_table
+
+
+@pytest.fixture
+async def http(demo: Table, backend: str) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(Settings(read_only=backend == "dynalite"), table=demo)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
+        yield client
 
 
 def products(body: dict[str, Any]) -> dict[str, list[str]]:
