@@ -185,9 +185,11 @@ async def graphql(request: Request) -> Response:
     reply = _Reply(media)
     authenticator: Authenticator = state.authenticator
     try:
-        principal = authenticator.principal(request.headers.get("authorization"))
+        principal = await authenticator.principal(request.headers.get("authorization"))
     except Unauthenticated as exc:
         return reply.error(401, str(exc), exc.code, headers={"WWW-Authenticate": "Bearer"})
+    except Unavailable as exc:  # the JWKS could not be fetched
+        return reply.error(503, str(exc), exc.code, headers={"Retry-After": RETRY_AFTER})
     limits: Limits = state.limits
     params = await _read_params(request, limits.body_bytes, reply)
     if isinstance(params, Response):
