@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -19,12 +19,24 @@ from .errors import (
     EdgewiseError,
     Unavailable,
     cancellation_codes,
+    error_code,
     is_retryable,
     translate,
 )
 from .keys import ItemKey
 
-__all__ = ["Failure", "Item", "Page", "RetryPolicy", "Table", "Trace", "from_dynamo", "to_dynamo"]
+__all__ = [
+    "Failure",
+    "Item",
+    "Observer",
+    "Page",
+    "RetryPolicy",
+    "Sent",
+    "Table",
+    "Trace",
+    "from_dynamo",
+    "to_dynamo",
+]
 
 Item = dict[str, Any]
 # What a failed condition of one transaction action means, given the item as it was (if known).
@@ -44,6 +56,9 @@ KEYS: dict[str | None, tuple[str, str]] = {
 }
 GET_BATCH = 100
 WRITE_BATCH = 25
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
 
 
 def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,6 +139,33 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class Sent:
+    """One HTTP request the table sent to DynamoDB (every attempt is one), as it ended.
+
+    ``outcome`` is ``ok``, ``throttled`` (a throttling error) or ``error`` (any other failure,
+    a timeout or a cut-short attempt too); ``unprocessed`` says a batch was answered only in
+    part, so its remainder is sent again."""
+
+    operation: str
+    outcome: str
+    seconds: float
+    read_units: float = 0.0
+    write_units: float = 0.0
+    unprocessed: bool = False
+
+
+class Observer(Protocol):
+    """Told of what a :class:`Table` sends (for metrics and spans): each attempt as it ends,
+    each retry after a failed attempt, and each round's start and end (in-flight calls rising
+    from 0 and falling back to 0, as :class:`Trace` counts rounds). Runs on the event loop."""
+
+    def round_started(self) -> None: ...
+    def round_ended(self) -> None: ...
+    def sent(self, call: Sent) -> None: ...
+    def retrying(self, operation: str) -> None: ...
+
+
+@dataclass(frozen=True)
 class Page:
     """One page of a Query: the items and, when more follow, the key of the last one
     (``resume`` is DynamoDB's LastEvaluatedKey as sent, index keys included)."""
@@ -148,6 +190,7 @@ class Table:
         trace: Trace | None = None,
         max_in_flight: int = 64,
         deadline: float | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.client = client
         self.name = name
@@ -155,13 +198,23 @@ class Table:
         self.trace = trace if trace is not None else Trace()
         self.max_in_flight = max_in_flight
         self.deadline = deadline  # time.monotonic() by which every call must have ended
+        self.observer = observer
         self._gate = asyncio.Semaphore(max_in_flight)
 
-    def for_request(self) -> Table:
+    def for_request(self, observer: Observer | None = None) -> Table:
         """A view for one request: its own trace, in-flight bound, and a deadline of
-        ``policy.deadline`` seconds from now shared by all its calls and retries."""
+        ``policy.deadline`` seconds from now shared by all its calls and retries; ``observer``
+        (else this table's) is told of its calls."""
         deadline = time.monotonic() + self.policy.deadline
-        return Table(self.client, self.name, self.policy, Trace(), self.max_in_flight, deadline)
+        return Table(
+            self.client,
+            self.name,
+            self.policy,
+            Trace(),
+            self.max_in_flight,
+            deadline,
+            observer if observer is not None else self.observer,
+        )
 
     def _ends(self, started: float) -> float:
         ends = started + self.policy.deadline
@@ -169,10 +222,36 @@ class Table:
 
     async def _send(self, operation: str, **params: Any) -> dict[str, Any]:
         method = getattr(self.client, _SNAKE[operation])
-        async with self._gate, self.trace.call(operation):
-            response: dict[str, Any] = await method(**params)
-        self.trace.consumed(operation, response)
-        return response
+        observer = self.observer
+        if observer is None:
+            async with self._gate, self.trace.call(operation):
+                response: dict[str, Any] = await method(**params)
+            self.trace.consumed(operation, response)
+            return response
+        trace = self.trace
+        async with self._gate:
+            if trace.in_flight == 0:
+                observer.round_started()
+            started = time.perf_counter()
+            try:
+                async with trace.call(operation):
+                    response = await method(**params)
+            except BaseException as exc:
+                throttled = error_code(exc) in THROTTLING_CODES
+                elapsed = time.perf_counter() - started
+                observer.sent(Sent(operation, "throttled" if throttled else "error", elapsed))
+                raise
+            else:
+                read, write = trace.consumed_read_units, trace.consumed_write_units
+                trace.consumed(operation, response)
+                read, write = trace.consumed_read_units - read, trace.consumed_write_units - write
+                partial = bool(response.get("UnprocessedKeys") or response.get("UnprocessedItems"))
+                elapsed = time.perf_counter() - started
+                observer.sent(Sent(operation, "ok", elapsed, read, write, partial))
+                return response
+            finally:
+                if trace.in_flight == 0:
+                    observer.round_ended()
 
     async def call(self, operation: str, **params: Any) -> dict[str, Any]:
         """Send one DynamoDB call, retrying what is retryable under the policy."""
@@ -190,6 +269,8 @@ class Table:
                 out_of_time = time.monotonic() + delay > ends
                 if not is_retryable(exc) or attempt >= self.policy.attempts or out_of_time:
                     raise translate(exc) from exc
+                if self.observer is not None:
+                    self.observer.retrying(operation)
                 await asyncio.sleep(delay)
 
     async def _drain(
