@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,12 +21,17 @@ from graph.seed import demo_items
 from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
 
-from . import playground
+from . import metrics, playground
 from .auth import Authenticator, authenticator_from_env
 from .http import graphql
 from .limits import Limits
+from .observe import observed
 from .schema import production_schema, schema
 from .settings import Settings
+from .telemetry import flushing, tracer_provider_from_env
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = ["create_app"]
 
@@ -100,10 +106,12 @@ def create_app(
     table: Table | None = None,
     authenticator: Authenticator | None = None,
     limits: Limits | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
-    opens one client for the process from ``settings`` and closes it at shutdown. Keys and
-    limits come from the environment unless given."""
+    opens one client for the process from ``settings`` and closes it at shutdown. Keys, limits
+    and the tracer provider (``OTEL_*``, see :mod:`server.telemetry`) come from the
+    environment unless given."""
     settings = settings or Settings()
     authenticator = authenticator or authenticator_from_env()
     if not authenticator.configured:
@@ -129,12 +137,18 @@ def create_app(
             resuming.cancel()
 
     routes = [
-        Route("/graphql", graphql, methods=["GET", "POST"]),
+        Route("/graphql", observed(graphql), methods=["GET", "POST"]),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/playground/{name}", playground.asset),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    if settings.metrics_enabled:
+        routes.append(Route("/metrics", metrics.endpoint))
+    own_provider = None if tracer_provider is not None else tracer_provider_from_env()
+    app = Starlette(routes=routes, lifespan=flushing(lifespan, own_provider))
+    app.state.metrics = metrics.Metrics() if settings.metrics_enabled else None
+    provider = tracer_provider or own_provider
+    app.state.tracer = provider.get_tracer("edgewise") if provider is not None else None
     app.state.settings = settings
     app.state.authenticator = authenticator
     app.state.limits = limits or Limits.from_env()

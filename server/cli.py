@@ -20,6 +20,7 @@ from graph.errors import EdgewiseError
 from graph.seed import demo_items, generate
 from graph.table import Table
 
+from .logs import FORMATS, configure
 from .settings import Settings
 
 __all__ = ["main"]
@@ -43,6 +44,17 @@ def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) ->
         default=os.environ.get("EDGEWISE_TABLE", "graph"),
         help="table name (env EDGEWISE_TABLE; default graph)",
     )
+
+
+def _env_flag(name: str) -> bool | None:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return None
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name}={value!r}: use 1 or 0")
 
 
 def _endpoint(args: argparse.Namespace) -> Endpoint:
@@ -99,6 +111,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=float(os.environ.get("EDGEWISE_READ_TIMEOUT", 5)),
         help="seconds to wait for one DynamoDB response (default 5)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve Prometheus metrics on /metrics (env EDGEWISE_METRICS=1|0; default on, "
+        "off under --production)",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default=(os.environ.get("EDGEWISE_LOG_FORMAT") or "text").strip().lower(),
+        help="text, or json: one JSON object a line, access log included "
+        "(env EDGEWISE_LOG_FORMAT; default text)",
     )
     serve.add_argument(
         "--shutdown-timeout",
@@ -229,7 +255,12 @@ def _serve(args: argparse.Namespace) -> None:
             "edgewise serve: --data-file only applies to the embedded DynamoDB, not --dynamodb "
             + args.dynamodb
         )
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.log_format not in FORMATS:
+        raise SystemExit(
+            f"edgewise serve: EDGEWISE_LOG_FORMAT={args.log_format!r}: use {' or '.join(FORMATS)}"
+        )
+    configure(args.log_format)
+    metrics = args.metrics if args.metrics is not None else _env_flag("EDGEWISE_METRICS")
     settings = Settings(
         args.dynamodb,
         args.table,
@@ -240,12 +271,22 @@ def _serve(args: argparse.Namespace) -> None:
         args.read_timeout,
         args.deadline,
         args.shutdown_timeout,
+        metrics,
     )
+    try:
+        app = create_app(settings)
+    except (SystemExit, EdgewiseError) as exc:
+        message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"
+        if not isinstance(message, str):
+            raise
+        logging.getLogger("edgewise").critical(message)  # in the log's format, not as text
+        raise SystemExit(1) from None
     uvicorn.run(
-        create_app(settings),
+        app,
         host=args.host,
         port=args.port,
         timeout_graceful_shutdown=round(settings.shutdown_timeout),
+        log_config=None,  # configure() did it: every logger, uvicorn's too, in --log-format
     )
 
 

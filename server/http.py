@@ -28,6 +28,7 @@ from . import playground
 from .auth import Authenticator
 from .context import Context
 from .limits import Limits, check
+from .observe import note_params
 from .schema import Schema, format_error
 from .settings import Settings
 
@@ -194,6 +195,7 @@ async def graphql(request: Request) -> Response:
     params = await _read_params(request, limits.body_bytes, reply)
     if isinstance(params, Response):
         return params
+    note_params(request, params)
     if problem := _bad_params(params):
         return reply.error(400, problem)
     query: str = params["query"]

@@ -19,3 +19,8 @@ class Settings:
     read_timeout: float = 5.0  # seconds to wait for one DynamoDB response
     deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for in-flight requests
+    metrics: bool | None = None  # serve /metrics; None: yes, unless production
+
+    @property
+    def metrics_enabled(self) -> bool:
+        return self.metrics if self.metrics is not None else not self.production
