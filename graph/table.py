@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
@@ -19,24 +19,13 @@ from .errors import (
     EdgewiseError,
     Unavailable,
     cancellation_codes,
-    error_code,
     is_retryable,
     translate,
 )
 from .keys import ItemKey
+from .observer import Observer, Sent, outcome
 
-__all__ = [
-    "Failure",
-    "Item",
-    "Observer",
-    "Page",
-    "RetryPolicy",
-    "Sent",
-    "Table",
-    "Trace",
-    "from_dynamo",
-    "to_dynamo",
-]
+__all__ = ["Failure", "Item", "Page", "RetryPolicy", "Table", "Trace", "from_dynamo", "to_dynamo"]
 
 Item = dict[str, Any]
 # What a failed condition of one transaction action means, given the item as it was (if known).
@@ -56,9 +45,6 @@ KEYS: dict[str | None, tuple[str, str]] = {
 }
 GET_BATCH = 100
 WRITE_BATCH = 25
-THROTTLING_CODES = frozenset(
-    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-)
 
 
 def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -139,33 +125,6 @@ class Trace:
 
 
 @dataclass(frozen=True)
-class Sent:
-    """One HTTP request the table sent to DynamoDB (every attempt is one), as it ended.
-
-    ``outcome`` is ``ok``, ``throttled`` (a throttling error) or ``error`` (any other failure,
-    a timeout or a cut-short attempt too); ``unprocessed`` says a batch was answered only in
-    part, so its remainder is sent again."""
-
-    operation: str
-    outcome: str
-    seconds: float
-    read_units: float = 0.0
-    write_units: float = 0.0
-    unprocessed: bool = False
-
-
-class Observer(Protocol):
-    """Told of what a :class:`Table` sends (for metrics and spans): each attempt as it ends,
-    each retry after a failed attempt, and each round's start and end (in-flight calls rising
-    from 0 and falling back to 0, as :class:`Trace` counts rounds). Runs on the event loop."""
-
-    def round_started(self) -> None: ...
-    def round_ended(self) -> None: ...
-    def sent(self, call: Sent) -> None: ...
-    def retrying(self, operation: str) -> None: ...
-
-
-@dataclass(frozen=True)
 class Page:
     """One page of a Query: the items and, when more follow, the key of the last one
     (``resume`` is DynamoDB's LastEvaluatedKey as sent, index keys included)."""
@@ -237,9 +196,7 @@ class Table:
                 async with trace.call(operation):
                     response = await method(**params)
             except BaseException as exc:
-                throttled = error_code(exc) in THROTTLING_CODES
-                elapsed = time.perf_counter() - started
-                observer.sent(Sent(operation, "throttled" if throttled else "error", elapsed))
+                observer.sent(Sent(operation, outcome(exc), time.perf_counter() - started))
                 raise
             else:
                 read, write = trace.consumed_read_units, trace.consumed_write_units

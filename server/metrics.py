@@ -8,7 +8,7 @@ from prometheus_client.exposition import choose_encoder
 from starlette.requests import Request
 from starlette.responses import Response
 
-from graph.table import Sent
+from graph.observer import Sent
 
 __all__ = ["OTHER", "Metrics", "endpoint"]
 

@@ -26,7 +26,7 @@ from graphql import GraphQLError, OperationDefinitionNode, parse
 from starlette.requests import Request
 from starlette.responses import Response
 
-from graph.table import Sent
+from graph.observer import Sent
 
 from .metrics import OTHER, Metrics
 

@@ -18,8 +18,9 @@ from starlette.applications import Starlette
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
+from graph.observer import Observer
 from graph.seed import demo_items
-from graph.table import Observer, Table
+from graph.table import Table
 
 __all__ = [
     "SECRET",
