@@ -33,7 +33,7 @@ from typing import IO, Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
 from .errors import BadUserInput
-from .table import Table, from_dynamo
+from .table import DEMO_LAYOUT, Layout, Table, from_dynamo
 
 __all__ = ["dump", "load", "validate"]
 
@@ -42,8 +42,6 @@ Progress = Callable[[int], object]
 LOAD_CHUNK = 1000
 """Items per ``Table.batch_write`` call: 40 BatchWriteItem calls of 25 in flight together."""
 
-KEYS = ("PK", "SK")
-INDEX_KEYS = ("GSI2PK", "GSI2SK")  # optional, but a string when present (keys of gsi2)
 DESCRIPTORS = ("B", "BOOL", "BS", "L", "M", "N", "NS", "NULL", "S", "SS")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
@@ -108,7 +106,7 @@ def _decode(value: Any, where: str) -> dict[str, Any]:
     raise _Invalid(f"{where}: {json.dumps(inner)} is not a valid {kind} value")
 
 
-def _item(raw: bytes) -> dict[str, Any]:
+def _item(raw: bytes, layout: Layout) -> dict[str, Any]:
     try:
         parsed = json.loads(raw)
     except ValueError as exc:
@@ -118,10 +116,12 @@ def _item(raw: bytes) -> dict[str, Any]:
     if "" in parsed:
         raise _Invalid("an attribute name is empty")
     item = {name: _decode(value, name) for name, value in parsed.items()}
-    for name in (*KEYS, *INDEX_KEYS):
+    keys = (layout.pk, layout.sk)
+    index_keys = {k for pair in layout.indexes.values() for k in pair if k} - set(keys)
+    for name in (*keys, *sorted(index_keys)):  # index keys are optional, but strings
         if name not in item:
-            if name in KEYS:
-                raise _Invalid(f"{name} is missing (every item has PK and SK)")
+            if name in keys:
+                raise _Invalid(f"{name} is missing (every item has {keys[0]} and {keys[1]})")
         elif "S" not in item[name]:
             raise _Invalid(f'{name} must be a string attribute {{"S": ...}}')
         elif not item[name]["S"]:
@@ -129,29 +129,30 @@ def _item(raw: bytes) -> dict[str, Any]:
     return item
 
 
-def _items(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _items(path: str | os.PathLike[str], layout: Layout) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, item as the low-level client has it) for each non-blank line."""
     with open(path, "rb") as lines:
         for number, raw in enumerate(lines, 1):
             if raw.strip():
                 try:
-                    yield number, _item(raw)
+                    yield number, _item(raw, layout)
                 except _Invalid as exc:
                     raise BadUserInput(f"line {number}: {exc}") from None
 
 
-def validate(path: str | os.PathLike[str]) -> int:
+def validate(path: str | os.PathLike[str], layout: Layout = DEMO_LAYOUT) -> int:
     """Check the whole file, streaming it; return how many items it holds.
 
     Raises :class:`~graph.errors.BadUserInput` naming the first bad line and what is wrong with
     it, a duplicate (PK, SK) included. Only the keys are kept in memory.
     """
     seen: dict[tuple[str, str], int] = {}
-    for number, item in _items(path):
-        key = (item["PK"]["S"], item["SK"]["S"])
+    for number, item in _items(path, layout):
+        key = (item[layout.pk]["S"], item[layout.sk]["S"])
         if key in seen:
             raise BadUserInput(
-                f"line {number}: duplicate key PK={key[0]!r} SK={key[1]!r} (also line {seen[key]})"
+                f"line {number}: duplicate key {layout.pk}={key[0]!r} {layout.sk}={key[1]!r} "
+                f"(also line {seen[key]})"
             )
         seen[key] = number
     return len(seen)
@@ -164,8 +165,8 @@ async def load(table: Table, path: str | os.PathLike[str], progress: Progress | 
     25, sent together, unprocessed items retried); ``progress(n)`` follows each chunk.
     Returns how many items were written. An item already in the table is replaced.
     """
-    validate(path)
-    items = (from_dynamo(item) for _, item in _items(path))
+    validate(path, table.layout)
+    items = (from_dynamo(item) for _, item in _items(path, table.layout))
     written = 0
     while chunk := list(itertools.islice(items, LOAD_CHUNK)):
         written += await table.batch_write(chunk)

@@ -15,6 +15,7 @@ from botocore.config import Config
 from botocore.exceptions import ChecksumError
 
 from .errors import error_code, translate
+from .table import DEMO_LAYOUT, Layout
 
 __all__ = ["Endpoint", "client_config", "create_table", "open_client"]
 
@@ -98,28 +99,41 @@ def _gsi(name: str, hash_key: str, range_key: str) -> dict[str, Any]:
     }
 
 
-async def create_table(client: Any, name: str, *, wait: float = 120.0) -> bool:
-    """Create the graph table and its indexes unless it exists; wait until ACTIVE.
+def _gsi_of(name: str, hash_key: str, range_key: str | None) -> dict[str, Any]:
+    index = _gsi(name, hash_key, range_key or "")
+    if range_key is None:
+        index["KeySchema"] = index["KeySchema"][:1]
+    return index
+
+
+async def create_table(
+    client: Any, name: str, *, wait: float = 120.0, layout: Layout = DEMO_LAYOUT
+) -> bool:
+    """Create the table and its indexes (as ``layout`` names them) unless it exists; wait
+    until ACTIVE.
 
     Returns whether it was created by this call.
     """
     created = True
+    attributes = dict.fromkeys(
+        [layout.pk, layout.sk, *(k for pair in layout.indexes.values() for k in pair if k)]
+    )
+    params: dict[str, Any] = {
+        "TableName": name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
+        "KeySchema": [
+            {"AttributeName": layout.pk, "KeyType": "HASH"},
+            {"AttributeName": layout.sk, "KeyType": "RANGE"},
+        ],
+    }
+    if layout.indexes:
+        params["GlobalSecondaryIndexes"] = [
+            _gsi_of(index, hash_key, range_key)
+            for index, (hash_key, range_key) in layout.indexes.items()
+        ]
     try:
-        await client.create_table(
-            TableName=name,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[
-                {"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK", "GSI2PK", "GSI2SK")
-            ],
-            KeySchema=[
-                {"AttributeName": "PK", "KeyType": "HASH"},
-                {"AttributeName": "SK", "KeyType": "RANGE"},
-            ],
-            GlobalSecondaryIndexes=[
-                _gsi("inverted", "SK", "PK"),
-                _gsi("gsi2", "GSI2PK", "GSI2SK"),
-            ],
-        )
+        await client.create_table(**params)
     except Exception as exc:
         if error_code(exc) != "ResourceInUseException":
             raise translate(exc) from exc

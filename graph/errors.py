@@ -37,6 +37,7 @@ class EdgewiseError(Exception):
     """The root of every error Edgewise raises on purpose; ``code`` is the GraphQL error code."""
 
     code = "INTERNAL_SERVER_ERROR"
+    attempts = 1  # how many times the failed DynamoDB call was sent
 
 
 class BadUserInput(EdgewiseError):

@@ -19,13 +19,25 @@ from .errors import (
     EdgewiseError,
     Unavailable,
     cancellation_codes,
+    error_code,
     is_retryable,
     translate,
 )
 from .keys import ItemKey
 from .observer import Observer, Sent, outcome
 
-__all__ = ["Failure", "Item", "Page", "RetryPolicy", "Table", "Trace", "from_dynamo", "to_dynamo"]
+__all__ = [
+    "DEMO_LAYOUT",
+    "Failure",
+    "Item",
+    "Layout",
+    "Page",
+    "RetryPolicy",
+    "Table",
+    "Trace",
+    "from_dynamo",
+    "to_dynamo",
+]
 
 Item = dict[str, Any]
 # What a failed condition of one transaction action means, given the item as it was (if known).
@@ -37,14 +49,31 @@ _deserializer = TypeDeserializer()
 WRITE_OPERATIONS = frozenset(
     {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
 )
-# (hash, range) key attributes of the table (None) and of each index
-KEYS: dict[str | None, tuple[str, str]] = {
-    None: ("PK", "SK"),
-    "inverted": ("SK", "PK"),
-    "gsi2": ("GSI2PK", "GSI2SK"),
-}
 GET_BATCH = 100
 WRITE_BATCH = 25
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The key attribute names of a table (``pk``, ``sk``) and of its indexes (name to
+    ``(hash, range)``; range None for a hash-only index)."""
+
+    pk: str = "PK"
+    sk: str = "SK"
+    indexes: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
+
+    def keys(self, index: str | None) -> tuple[str, str | None]:
+        return (self.pk, self.sk) if index is None else self.indexes[index]
+
+    def key(self, key: ItemKey) -> dict[str, dict[str, str]]:
+        """A primary key in DynamoDB JSON."""
+        return {self.pk: {"S": key.pk}, self.sk: {"S": key.sk}}
+
+    def item_key(self, item: Mapping[str, Any]) -> ItemKey:
+        return ItemKey(item[self.pk], item[self.sk])
+
+
+DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})
 
 
 def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,10 +178,12 @@ class Table:
         trace: Trace | None = None,
         max_in_flight: int = 64,
         deadline: float | None = None,
+        layout: Layout = DEMO_LAYOUT,
         observer: Observer | None = None,
     ) -> None:
         self.client = client
         self.name = name
+        self.layout = layout
         self.policy = policy
         self.trace = trace if trace is not None else Trace()
         self.max_in_flight = max_in_flight
@@ -172,6 +203,7 @@ class Table:
             Trace(),
             self.max_in_flight,
             deadline,
+            self.layout,
             observer if observer is not None else self.observer,
         )
 
@@ -225,7 +257,9 @@ class Table:
                 delay = self.policy.backoff(attempt)
                 out_of_time = time.monotonic() + delay > ends
                 if not is_retryable(exc) or attempt >= self.policy.attempts or out_of_time:
-                    raise translate(exc) from exc
+                    error = translate(exc)
+                    error.attempts = attempt
+                    raise error from exc
                 if self.observer is not None:
                     self.observer.retrying(operation)
                 await asyncio.sleep(delay)
@@ -258,11 +292,11 @@ class Table:
         found: dict[ItemKey, Item] = {}
         for items in results:
             for item in items:
-                found[ItemKey(item["PK"], item["SK"])] = item
+                found[self.layout.item_key(item)] = item
         return found
 
     async def _get_chunk(self, keys: Sequence[ItemKey]) -> list[Item]:
-        request = {self.name: {"Keys": [k.to_dynamo() for k in keys]}}
+        request = {self.name: {"Keys": [self.layout.key(k) for k in keys]}}
         params = {"RequestItems": request, "ReturnConsumedCapacity": "TOTAL"}
         responses = await self._drain("BatchGetItem", params, "UnprocessedKeys", "RequestItems")
         return [
@@ -274,7 +308,7 @@ class Table:
         response = await self.call(
             "GetItem",
             TableName=self.name,
-            Key=key.to_dynamo(),
+            Key=self.layout.key(key),
             ConsistentRead=True,
             ReturnConsumedCapacity="TOTAL",
         )
@@ -326,7 +360,7 @@ class Table:
         On the table the partition is ``PK``; on ``inverted`` it is ``SK`` and the sort key
         ``PK``; on ``gsi2``, ``GSI2PK`` and ``GSI2SK``.
         """
-        hash_attr, range_attr = KEYS[index]
+        hash_attr, range_attr = self.layout.keys(index)
         params: dict[str, Any] = {
             "TableName": self.name,
             "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
@@ -344,7 +378,9 @@ class Table:
         if limit is not None:
             params["Limit"] = limit
         if after is not None:
-            params["ExclusiveStartKey"] = after.to_dynamo() if isinstance(after, ItemKey) else after
+            params["ExclusiveStartKey"] = (
+                self.layout.key(after) if isinstance(after, ItemKey) else after
+            )
         if count:
             params["Select"] = "COUNT"
         response = await self.call("Query", **params)
@@ -354,7 +390,46 @@ class Table:
             items = [{"count": response.get("Count", 0)}]
         if not last:
             return Page(items, None)
-        return Page(items, ItemKey(last["PK"]["S"], last["SK"]["S"]), last)
+        last_key = ItemKey(last[self.layout.pk]["S"], last[self.layout.sk]["S"])
+        return Page(items, last_key, last)
+
+    async def query(self, **params: Any) -> tuple[list[Item], dict[str, Any] | None, int]:
+        """One Query page as built by the caller: its items, LastEvaluatedKey and Count."""
+        response = await self.call(
+            "Query", TableName=self.name, ReturnConsumedCapacity="TOTAL", **params
+        )
+        items = [from_dynamo(raw) for raw in response.get("Items", [])]
+        return items, response.get("LastEvaluatedKey"), int(response.get("Count", 0))
+
+    async def write(
+        self,
+        operation: str,
+        params: dict[str, Any],
+        on_fail: Failure | None = None,
+        leaves: Item | None = None,
+    ) -> dict[str, Any]:
+        """One PutItem, UpdateItem or DeleteItem. A failed condition raises ``on_fail(old)``,
+        ``old`` being the item as it was (None when there was none), unless the call was
+        retried and the item is already ``leaves``, what this write leaves: then an earlier
+        attempt applied (single-item writes have no client token to dedupe them)."""
+        params = {"TableName": self.name, "ReturnConsumedCapacity": "TOTAL", **params}
+        if on_fail is not None and "ConditionExpression" in params:
+            params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        try:
+            return await self.call(operation, **params)
+        except EdgewiseError as exc:
+            cause = exc.__cause__
+            if (
+                on_fail is None
+                or cause is None
+                or (error_code(cause) != "ConditionalCheckFailedException")
+            ):
+                raise
+            raw = getattr(cause, "response", {}).get("Item")
+            old = from_dynamo(raw) if raw else None
+            if exc.attempts > 1 and leaves is not None and old == leaves:
+                return {}
+            raise on_fail(old) from cause
 
     async def query_all(
         self, partition: str, prefix: str | None, *, index: str | None = None
@@ -385,7 +460,7 @@ class Table:
     ) -> int:
         """BatchWriteItem in chunks of 25, sent concurrently; returns how many were written."""
         requests = [{"PutRequest": {"Item": to_dynamo(item)}} for item in puts]
-        requests += [{"DeleteRequest": {"Key": key.to_dynamo()}} for key in deletes]
+        requests += [{"DeleteRequest": {"Key": self.layout.key(key)}} for key in deletes]
         await asyncio.gather(*(self._write_chunk(c) for c in _chunks(requests, WRITE_BATCH)))
         return len(requests)
 
@@ -403,5 +478,6 @@ _SNAKE = {
     "PutItem": "put_item",
     "TransactWriteItems": "transact_write_items",
     "UpdateItem": "update_item",
+    "DeleteItem": "delete_item",
     "DescribeTable": "describe_table",
 }

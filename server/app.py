@@ -17,16 +17,15 @@ from graph.bulk import dump, load
 from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput
-from graph.seed import demo_items
 from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
 
 from . import metrics, playground
 from .auth import Authenticator, authenticator_from_env
+from .engine import Engine, engine_for
 from .http import graphql
 from .limits import Limits
 from .observe import observed
-from .schema import production_schema, schema
 from .settings import Settings
 from .telemetry import flushing, tracer_provider_from_env
 
@@ -39,7 +38,7 @@ log = logging.getLogger("edgewise")
 
 
 @asynccontextmanager
-async def open_table(settings: Settings) -> AsyncIterator[Table]:
+async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]:
     """The process's table: starts the embedded DynamoDB (with table and demo data) if asked.
 
     With ``settings.data_file`` (embedded only) the embedded table is loaded from that file when
@@ -63,15 +62,17 @@ async def open_table(settings: Settings) -> AsyncIterator[Table]:
             endpoint = Endpoint.parse(settings.dynamodb)
         config = client_config(settings.connect_timeout, settings.read_timeout)
         client = await stack.enter_async_context(open_client(endpoint, config))
-        table = Table(client, settings.table, RetryPolicy(deadline=settings.deadline))
+        name = settings.table or engine.table_name
+        policy = RetryPolicy(deadline=settings.deadline)
+        table = Table(client, name, policy, layout=engine.layout)
         if embedded_mode:
-            await create_table(client, settings.table)
+            await create_table(client, name, layout=engine.layout)
             if data_file is not None and data_file.exists():
                 count = await load(table, data_file)
                 log.info("loaded %d items from %s", count, data_file)
             elif settings.demo:
-                await table.batch_write(demo_items())
-            log.info("embedded DynamoDB on %s, table %r", endpoint.url, settings.table)
+                await table.batch_write(engine.sample_items(table))
+            log.info("embedded DynamoDB on %s, table %r", endpoint.url, name)
         yield table
         # Only reached at a clean shutdown, while the client and the embedded server still run.
         if data_file is not None:
@@ -113,6 +114,7 @@ def create_app(
     and the tracer provider (``OTEL_*``, see :mod:`server.telemetry`) come from the
     environment unless given."""
     settings = settings or Settings()
+    engine = engine_for(settings.model)
     authenticator = authenticator or authenticator_from_env()
     if not authenticator.configured:
         if settings.production:
@@ -130,11 +132,14 @@ def create_app(
         if table is not None:
             yield
             return
-        async with open_table(app.state.settings) as opened:
+        async with open_table(app.state.settings, engine) as opened:
             app.state.table = opened
-            resuming = asyncio.create_task(_resume_deletions(opened))
+            resuming = None
+            if engine.model is None:  # the hand-written demo's deletion protocol
+                resuming = asyncio.create_task(_resume_deletions(opened))
             yield
-            resuming.cancel()
+            if resuming is not None:
+                resuming.cancel()
 
     routes = [
         Route("/graphql", observed(graphql), methods=["GET", "POST"]),
@@ -152,7 +157,8 @@ def create_app(
     app.state.settings = settings
     app.state.authenticator = authenticator
     app.state.limits = limits or Limits.from_env()
-    app.state.schema = production_schema if settings.production else schema
+    app.state.schema = engine.schema(settings.production)
+    app.state.make_context = engine.context_factory()
     if table is not None:
         app.state.table = table
     return app

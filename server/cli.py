@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import logging
 import os
 import sys
@@ -18,10 +19,13 @@ from graph.bulk import dump, load, validate
 from graph.client import Endpoint, create_table, open_client
 from graph.errors import EdgewiseError
 from graph.seed import demo_items, generate
-from graph.table import Table
+from graph.table import Layout, Table
+from model import SHIPPED, ModelError, json_schema, load_model
 
+from .engine import Engine, engine_for
 from .logs import FORMATS, configure
 from .settings import Settings
+from .summary import summary
 
 __all__ = ["main"]
 
@@ -41,9 +45,31 @@ def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) ->
     )
     parser.add_argument(
         "--table",
-        default=os.environ.get("EDGEWISE_TABLE", "graph"),
-        help="table name (env EDGEWISE_TABLE; default graph)",
+        default=os.environ.get("EDGEWISE_TABLE"),
+        help="table name (env EDGEWISE_TABLE; default: the model's, `graph` for the demo)",
     )
+    _model_flag(parser)
+
+
+def _model_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        default=os.environ.get("EDGEWISE_MODEL", "demo"),
+        metavar="M",
+        help=f"a model file (YAML) or a shipped model: {', '.join(SHIPPED)} "
+        "(env EDGEWISE_MODEL; default demo)",
+    )
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    """The engine of ``--model``; an invalid model stops the command with its problems."""
+    try:
+        engine = engine_for(args.model)
+    except ModelError as exc:
+        sys.stderr.write("\n".join(exc.lines) + "\n")
+        raise SystemExit(f"edgewise {args.command}: the model {exc.source} is invalid") from None
+    args.table = getattr(args, "table", None) or engine.table_name
+    return engine
 
 
 def _env_flag(name: str) -> bool | None:
@@ -172,12 +198,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export-schema", help="print or write the GraphQL SDL")
     export.add_argument("--output", type=Path, help="write here instead of printing")
+    _model_flag(export)
+
+    check = commands.add_parser(
+        "check-model",
+        help="validate a model file and summarise it",
+        description="Validate a model file: each mistake is one line on stderr, "
+        "`<dotted.path> (line N): <problem>; <what to write instead>`, and the exit status is 1. "
+        "A valid model is summarised: types, edges, indexes, and each access pattern with the "
+        "DynamoDB operation it costs.",
+    )
+    check.add_argument("model_arg", nargs="?", metavar="M", help="the model (default --model)")
+    _model_flag(check)
+
+    commands.add_parser(
+        "model-schema",
+        help="print the JSON Schema of the model file format",
+        description="Print the JSON Schema of model files, for editors (e.g. the YAML "
+        "language server's `# yaml-language-server: $schema=...`).",
+    )
     return parser
 
 
-async def _write_all(args: argparse.Namespace, items: Iterable[dict[str, Any]], total: int) -> int:
+async def _write_all(
+    args: argparse.Namespace, items: Iterable[dict[str, Any]], total: int, layout: Layout
+) -> int:
     async with open_client(_endpoint(args)) as client:
-        table = Table(client, args.table)
+        table = Table(client, args.table, layout=layout)
         with tqdm(total=total, unit="items", desc="writing", file=sys.stderr) as bar:
             iterator = iter(items)
             while chunk := list(itertools.islice(iterator, CHUNK)):
@@ -186,9 +233,18 @@ async def _write_all(args: argparse.Namespace, items: Iterable[dict[str, Any]], 
 
 
 def _seed(args: argparse.Namespace) -> None:
-    if args.demo:
+    engine = _engine(args)
+    if engine.model is not None:
+        if any((args.users, args.groups, args.products)):
+            raise SystemExit(
+                f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "
+                f"model {args.model} run `edgewise seed --model {args.model}` (its sample data)"
+            )
+        items = engine.sample_items(Table(None, args.table, layout=engine.layout))
+        written = asyncio.run(_write_all(args, items, len(items), engine.layout))
+    elif args.demo:
         items = demo_items()
-        written = asyncio.run(_write_all(args, items, len(items)))
+        written = asyncio.run(_write_all(args, items, len(items), engine.layout))
     else:
         counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
         if min(counts) < 0 or not any(counts[:3]):
@@ -201,19 +257,20 @@ def _seed(args: argparse.Namespace) -> None:
             + args.products
         )
         items_iter = generate(*counts, seed=args.random_seed)
-        written = asyncio.run(_write_all(args, items_iter, total))
+        written = asyncio.run(_write_all(args, items_iter, total, engine.layout))
     print(f"wrote {written} items to table {args.table!r}")
 
 
 def _load(args: argparse.Namespace) -> None:
+    layout = _engine(args).layout
     endpoint = _endpoint(args)
     if not args.file.is_file():
         raise SystemExit(f"edgewise load: no such file: {args.file}")
 
     async def run() -> int:
-        total = validate(args.file)
+        total = validate(args.file, layout)
         async with open_client(endpoint) as client:
-            table = Table(client, args.table)
+            table = Table(client, args.table, layout=layout)
             with tqdm(total=total, unit="items", desc="loading", file=sys.stderr) as bar:
                 return await load(table, args.file, bar.update)
 
@@ -222,11 +279,12 @@ def _load(args: argparse.Namespace) -> None:
 
 
 def _dump(args: argparse.Namespace) -> None:
+    layout = _engine(args).layout
     endpoint = _endpoint(args)
 
     async def run() -> int:
         async with open_client(endpoint) as client:
-            table = Table(client, args.table)
+            table = Table(client, args.table, layout=layout)
             described = await table.call("DescribeTable", TableName=table.name)
             estimate = described["Table"].get("ItemCount") or None  # approximate on AWS
             with tqdm(total=estimate, unit="items", desc="dumping", file=sys.stderr) as bar:
@@ -237,9 +295,11 @@ def _dump(args: argparse.Namespace) -> None:
 
 
 def _create_table(args: argparse.Namespace) -> None:
+    layout = _engine(args).layout
+
     async def run() -> bool:
         async with open_client(_endpoint(args)) as client:
-            return await create_table(client, args.table)
+            return await create_table(client, args.table, layout=layout)
 
     created = asyncio.run(run())
     print(f"table {args.table!r} {'created' if created else 'already exists'} and ACTIVE")
@@ -255,12 +315,12 @@ def _serve(args: argparse.Namespace) -> None:
             "edgewise serve: --data-file only applies to the embedded DynamoDB, not --dynamodb "
             + args.dynamodb
         )
+    _engine(args)  # an invalid model never starts a server
     if args.log_format not in FORMATS:
         raise SystemExit(
             f"edgewise serve: EDGEWISE_LOG_FORMAT={args.log_format!r}: use {' or '.join(FORMATS)}"
         )
     configure(args.log_format)
-    metrics = args.metrics if args.metrics is not None else _env_flag("EDGEWISE_METRICS")
     settings = Settings(
         args.dynamodb,
         args.table,
@@ -271,7 +331,8 @@ def _serve(args: argparse.Namespace) -> None:
         args.read_timeout,
         args.deadline,
         args.shutdown_timeout,
-        metrics,
+        args.model,
+        metrics=args.metrics if args.metrics is not None else _env_flag("EDGEWISE_METRICS"),
     )
     try:
         app = create_app(settings)
@@ -291,13 +352,26 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _export_schema(args: argparse.Namespace) -> None:
-    from .schema import schema
-
-    sdl = schema.as_str() + "\n"
+    sdl = _engine(args).schema().as_str() + "\n"
     if args.output:
         args.output.write_text(sdl)
     else:
         sys.stdout.write(sdl)
+
+
+def _check_model(args: argparse.Namespace) -> None:
+    args.model = args.model_arg or args.model
+    args.table = None
+    try:
+        model = load_model(args.model)
+    except ModelError as exc:
+        sys.stderr.write("\n".join(exc.lines) + "\n")
+        raise SystemExit(1) from None
+    sys.stdout.write(summary(model))
+
+
+def _model_schema(args: argparse.Namespace) -> None:
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -309,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "load": _load,
         "dump": _dump,
         "export-schema": _export_schema,
+        "check-model": _check_model,
+        "model-schema": _model_schema,
     }[args.command]
     try:
         handler(args)

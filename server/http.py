@@ -26,7 +26,6 @@ from graph.errors import EdgewiseError, Unauthenticated, Unavailable
 
 from . import playground
 from .auth import Authenticator
-from .context import Context
 from .limits import Limits, check
 from .observe import note_params
 from .schema import Schema, format_error
@@ -208,7 +207,7 @@ async def graphql(request: Request) -> Response:
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)
-    context = Context.for_request(request, state.table, principal)
+    context = state.make_context(request, state.table, principal)
     try:
         result = await schema.execute(
             query,

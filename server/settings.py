@@ -11,7 +11,7 @@ __all__ = ["Settings"]
 @dataclass(frozen=True)
 class Settings:
     dynamodb: str = "embedded"
-    table: str = "graph"
+    table: str | None = None  # default: the model's table name (`graph` for the demo)
     demo: bool = True
     data_file: Path | None = None
     production: bool = False
@@ -19,6 +19,7 @@ class Settings:
     read_timeout: float = 5.0  # seconds to wait for one DynamoDB response
     deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for in-flight requests
+    model: str = "demo"  # a shipped model's name or a model file's path
     metrics: bool | None = None  # serve /metrics; None: yes, unless production
 
     @property

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
 
 import httpx
 import pytest
@@ -12,6 +13,8 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.seed import demo_items
 from graph.table import Table
 from server.app import create_app
+from server.engine import engine_for
+from server.settings import Settings
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +46,27 @@ async def http(demo: Table) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=create_app(table=demo))
     async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
         yield client
+
+
+@pytest.fixture
+async def model_http(
+    dynamodb: EmbeddedDynamoDB,
+) -> AsyncIterator[Callable[[str], Awaitable[httpx.AsyncClient]]]:
+    """``await model_http("order-entry")``: the app over ASGI serving a shipped model (or a model
+    file's path) on a fresh table holding its sample data."""
+    dynamodb.reset()
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(open_client(Endpoint(dynamodb.url)))
+
+        async def serve(model: str) -> httpx.AsyncClient:
+            engine = engine_for(model)
+            await create_table(client, engine.table_name, layout=engine.layout)
+            table = Table(client, engine.table_name, layout=engine.layout)
+            await table.batch_write(engine.sample_items(table))
+            app = create_app(Settings(model=model), table=table)
+            transport = httpx.ASGITransport(app=app)
+            return await stack.enter_async_context(
+                httpx.AsyncClient(transport=transport, base_url="http://edgewise")
+            )
+
+        yield serve

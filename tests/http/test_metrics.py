@@ -3,6 +3,8 @@ checked against what the requests' traces say they sent to DynamoDB."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -134,3 +136,17 @@ async def test_client_chosen_operation_names_are_bounded(demo: Table) -> None:
     labels = {dict(key)["operation"] for (name, key) in samples if name == requests}
     assert labels == {"Q0", "Q1", "Q2", "other"}
     assert total(samples, requests, operation="other") == 4
+
+
+async def test_a_model_built_schema_is_measured_too(
+    model_http: Callable[[str], Awaitable[httpx.AsyncClient]],
+) -> None:
+    client = await model_http("order-entry")
+    query = 'query Job { employee(id: "e4") { currentJob { title } } }'
+    response = await client.post("/graphql", json={"query": query}, headers=TRACE)
+    trace = response.json()["extensions"]["dynamodb"]
+    samples = await scrape(client)
+    assert total(samples, "edgewise_graphql_requests_total", operation="Job", outcome="ok") == 1
+    assert total(samples, "edgewise_dynamodb_calls_total") == trace["requests"] > 0
+    assert total(samples, "edgewise_dynamodb_rounds_sum") == trace["rounds"]
+    assert total(samples, "edgewise_dataloader_batch_size_count") > 0

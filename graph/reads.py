@@ -1,0 +1,273 @@
+"""Generic reads over a model's table, per request: items by key (BatchGetItem), pages of a
+listing (one Query, or several sent together and merged), counts and whole partitions.
+
+A :class:`Listing` is what a connection lists: Query branches of one index (the table, or a
+GSI), each a partition narrowed by a sort-key prefix or inclusive bounds. Several branches (write
+shards, or one per enum value) are queried in parallel and merged by their sort keys; the cursor
+holds each branch's position."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import heapq
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiodataloader import DataLoader
+
+from .errors import BadUserInput
+from .expressions import Expr
+from .keys import ItemKey
+from .table import Item, Layout, Table, to_dynamo
+
+__all__ = ["Branch", "Listing", "Page", "PageKey", "Reads", "Whole", "cursor_of"]
+
+_serialize = to_dynamo
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One Query: ``partition``, and the sort key narrowed by ``prefix`` or by inclusive
+    ``low``/``high`` bounds. ``strip`` leading characters of the sort key are left out of the
+    merge order (a per-branch prefix such as ``OPEN#``)."""
+
+    partition: str
+    prefix: str = ""
+    low: str | None = None
+    high: str | None = None
+    strip: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    index: str | None
+    branches: tuple[Branch, ...]
+    forward: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PageKey:
+    listing: Listing
+    first: int
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[Item]
+    cursors: list[str]  # the position after each item
+    has_next: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Whole:
+    """A partition read with one Query of up to ``limit`` items."""
+
+    partition: str
+    forward: bool
+    limit: int
+
+
+def _encode(positions: Sequence[list[str] | None]) -> str:
+    raw = json.dumps(list(positions), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(cursor: str, branches: int) -> list[list[str] | None]:
+    try:
+        if len(cursor) > 8192:
+            raise ValueError
+        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not (isinstance(value, list) and len(value) == branches):
+            raise ValueError
+        for position in value:
+            if position is not None and not (
+                isinstance(position, list)
+                and len(position) in (2, 4)
+                and all(isinstance(p, str) for p in position)
+            ):
+                raise ValueError
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
+        raise BadUserInput(
+            f"invalid cursor {cursor[:60]!r}: pass an endCursor or edge cursor returned by the API"
+        ) from None
+    return value
+
+
+def _position(layout: Layout, index: str | None, item: Item) -> list[str]:
+    position = [item[layout.pk], item[layout.sk]]
+    if index is not None:
+        hash_key, range_key = layout.keys(index)
+        position += [item[hash_key], item[range_key] if range_key else ""]
+    return [str(p) for p in position]
+
+
+def cursor_of(layout: Layout, index: str | None, item: Item) -> str:
+    """The cursor just after ``item`` in a one-branch listing of ``index``."""
+    return _encode([_position(layout, index, item)])
+
+
+class Reads:
+    """Build one per request, inside its event loop: a key is read at most once, and reads
+    made in the same tick share a batch."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.layout = table.layout
+        self.items: DataLoader[ItemKey, Item | None] = DataLoader(
+            self._load_items, max_batch_size=100
+        )
+        self.pages: DataLoader[PageKey, Page] = DataLoader(self._load_pages)
+        self.counts: DataLoader[Listing, int] = DataLoader(self._load_counts)
+        self.alls: DataLoader[Listing, list[Item]] = DataLoader(self._load_alls)
+        self.wholes: DataLoader[Whole, tuple[list[Item], bool]] = DataLoader(self._load_wholes)
+
+    def prime(self, items: list[Item]) -> list[Item]:
+        """Remember items a Query returned, so reading one by key costs nothing."""
+        for item in items:
+            self.items.prime(self.layout.item_key(item), item)
+        return items
+
+    async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
+        found = await self.table.get_many(keys)
+        return [found.get(key) for key in keys]
+
+    # ---- Query pages -----------------------------------------------------------------------
+
+    def _start(self, index: str | None, branch: Branch, position: list[str]) -> dict[str, Any]:
+        start = {self.layout.pk: position[0], self.layout.sk: position[1]}
+        partition = position[0] if index is None else position[2] if len(position) == 4 else None
+        if partition != branch.partition:
+            raise BadUserInput("this cursor belongs to another connection")
+        if index is not None:
+            hash_key, range_key = self.layout.keys(index)
+            start[hash_key] = position[2]
+            if range_key:
+                start[range_key] = position[3]
+        return {k: {"S": v} for k, v in start.items()}
+
+    def _params(self, listing: Listing, branch: Branch) -> dict[str, Any]:
+        hash_key, range_key = self.layout.keys(listing.index)
+        expr = Expr()
+        condition = expr.key_condition(
+            hash_key, branch.partition, range_key, branch.prefix, branch.low, branch.high
+        )
+        params = {"KeyConditionExpression": condition, "ScanIndexForward": listing.forward}
+        params |= expr.params(lambda v: _serialize({"v": v})["v"])
+        if listing.index is not None:
+            params["IndexName"] = listing.index
+        return params
+
+    async def _branch(
+        self, listing: Listing, branch: Branch, limit: int, position: list[str] | None
+    ) -> tuple[list[Item], bool]:
+        params = self._params(listing, branch) | {"Limit": limit}
+        if position is not None:
+            params["ExclusiveStartKey"] = self._start(listing.index, branch, position)
+        items, last, _ = await self.table.query(**params)
+        return items, last is not None
+
+    async def _page(self, key: PageKey) -> Page:
+        listing, first = key.listing, key.first
+        count = len(listing.branches)
+        positions: list[list[str] | None] = (
+            _decode(key.after, count) if key.after is not None else [None] * count
+        )
+        if first == 0:
+            return Page([], [], bool(await self._any(listing, positions)))
+        results = await asyncio.gather(
+            *(
+                self._branch(listing, branch, first + 1, positions[i])
+                for i, branch in enumerate(listing.branches)
+            )
+        )
+        range_key = self.layout.keys(listing.index)[1] or self.layout.pk
+        tagged = [
+            [(str(item.get(range_key, ""))[branch.strip :], i, item) for item in items]
+            for i, (branch, (items, _more)) in enumerate(
+                zip(listing.branches, results, strict=True)
+            )
+        ]
+        merged = (
+            heapq.merge(*tagged, key=lambda t: t[0], reverse=not listing.forward)
+            if count > 1
+            else iter(tagged[0])
+        )
+        taken: list[Item] = []
+        cursors: list[str] = []
+        consumed = [0] * count
+        for _sort, i, item in merged:
+            if len(taken) == first:
+                break
+            taken.append(item)
+            consumed[i] += 1
+            positions[i] = _position(self.layout, listing.index, item)
+            cursors.append(_encode(positions))
+        has_next = any(consumed[i] < len(items) or more for i, (items, more) in enumerate(results))
+        return Page(self.prime(taken), cursors, has_next)
+
+    async def _any(self, listing: Listing, positions: list[list[str] | None]) -> bool:
+        results = await asyncio.gather(
+            *(
+                self._branch(listing, branch, 1, positions[i])
+                for i, branch in enumerate(listing.branches)
+            )
+        )
+        return any(items for items, _ in results)
+
+    def page_of(self, listing: Listing, items: list[Item], first: int) -> Page:
+        """The first page of a one-branch listing from items read some other way."""
+        taken = items[:first]
+        cursors = [cursor_of(self.layout, listing.index, item) for item in taken]
+        return Page(self.prime(taken), cursors, len(items) > first)
+
+    async def _load_pages(self, keys: list[PageKey]) -> list[Page]:
+        return list(await asyncio.gather(*(self._page(k) for k in keys)))
+
+    # ---- counts, whole listings, partitions ------------------------------------------------
+
+    async def _count(self, listing: Listing) -> int:
+        async def branch(b: Branch) -> int:
+            params = self._params(listing, b) | {"Select": "COUNT"}
+            total = 0
+            while True:
+                _, last, count = await self.table.query(**params)
+                total += count
+                if last is None:
+                    return total
+                params["ExclusiveStartKey"] = last
+
+        return sum(await asyncio.gather(*(branch(b) for b in listing.branches)))
+
+    async def _load_counts(self, keys: list[Listing]) -> list[int]:
+        return list(await asyncio.gather(*(self._count(k) for k in keys)))
+
+    async def _all(self, listing: Listing) -> list[Item]:
+        async def branch(b: Branch) -> list[Item]:
+            params = self._params(listing, b)
+            out: list[Item] = []
+            while True:
+                items, last, _ = await self.table.query(**params)
+                out += items
+                if last is None:
+                    return out
+                params["ExclusiveStartKey"] = last
+
+        parts = await asyncio.gather(*(branch(b) for b in listing.branches))
+        return self.prime([item for part in parts for item in part])
+
+    async def _load_alls(self, keys: list[Listing]) -> list[list[Item]]:
+        return list(await asyncio.gather(*(self._all(k) for k in keys)))
+
+    async def _whole(self, whole: Whole) -> tuple[list[Item], bool]:
+        """Up to ``limit`` items of a partition, and whether that was all of it."""
+        listing = Listing(None, (Branch(whole.partition),), whole.forward)
+        items, more = await self._branch(listing, listing.branches[0], whole.limit, None)
+        return self.prime(items), not more
+
+    async def _load_wholes(self, keys: list[Whole]) -> list[tuple[list[Item], bool]]:
+        return list(await asyncio.gather(*(self._whole(k) for k in keys)))

@@ -1,0 +1,776 @@
+"""From a parsed file (:class:`model.spec.ModelSpec`) to the compiled :class:`model.types.Model`:
+defaults applied, names resolved, templates compiled, and every cross-reference checked. Each
+mistake is a :class:`Problem` naming its place in the file and what to write instead."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from . import spec as s
+from .templates import Template, TemplateSyntaxError
+from .types import (
+    SCALARS,
+    SHARD,
+    EdgeEnd,
+    EdgeType,
+    Field,
+    Index,
+    IndexWrite,
+    Model,
+    NodeType,
+    Parent,
+    Query,
+    TypeRef,
+    Unique,
+)
+
+__all__ = ["Problem", "compile_model", "lower_first", "singular"]
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    message: str
+
+
+def lower_first(name: str) -> str:
+    return name[:1].lower() + name[1:]
+
+
+def upper_first(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+def camel(label: str) -> str:
+    """``WORKS_AT`` -> ``WorksAt``."""
+    return "".join(part.capitalize() for part in label.lower().split("_") if part)
+
+
+def singular(name: str) -> str:
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    if name.endswith("s") and not name.endswith("ss"):
+        return name[:-1]
+    return name
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    known = ", ".join(sorted(choices)) or "none"
+    return f"use one of: {known}"
+
+
+class _Compiler:
+    def __init__(self, file: s.ModelSpec, name: str) -> None:
+        self.file = file
+        self.name = name
+        self.problems: list[Problem] = []
+        table = file.table
+        self.indexes = {n: Index(n, i.partition_key, i.sort_key) for n, i in table.indexes.items()}
+        self.enums = {n: tuple(v) for n, v in file.enums.items()}
+
+    def problem(self, path: Path, message: str) -> None:
+        self.problems.append(Problem(path, message))
+
+    def template(self, path: Path, text: str) -> Template | None:
+        try:
+            return Template.compile(text)
+        except TemplateSyntaxError as exc:
+            self.problem(path, str(exc))
+            return None
+
+    def type_ref(self, path: Path, text: str, objects: bool = True) -> TypeRef | None:
+        ref = TypeRef.parse(text)
+        known = set(SCALARS) | set(self.enums) | (set(self.file.types) if objects else set())
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ref.name):
+            self.problem(
+                path, f"{text!r} is not a GraphQL type; write e.g. String!, [Int!] or Date"
+            )
+            return None
+        if ref.name not in known:
+            self.problem(path, f"unknown type {ref.name!r}; {did_you_mean(ref.name, known)}")
+            return None
+        return ref
+
+    # ---- types -----------------------------------------------------------------------------
+
+    def collections(self) -> dict[str, set[str]]:
+        """Collection fields per type: children lists and `on:` access patterns."""
+        out: dict[str, set[str]] = {}
+        for t in self.file.types.values():
+            if t.parent is not None:
+                out.setdefault(t.parent.type, set()).add(t.parent.collection)
+        for q_name, q in self.file.queries.items():
+            if q.on is not None:
+                out.setdefault(q.on, set()).add(q.field or q_name)
+        return out
+
+    def node_type(self, name: str, t: s.TypeSpec) -> NodeType | None:
+        path: Path = ("types", name)
+        if isinstance(t.key, str):
+            pk = sk = self.template((*path, "key"), t.key)
+            single = True
+        else:
+            pk = self.template((*path, "key", "pk"), t.key.pk)
+            sk = self.template((*path, "key", "sk"), t.key.sk)
+            single = False
+        if pk is None or sk is None:
+            return None
+        key_fields = tuple(dict.fromkeys(pk.placeholders + sk.placeholders))
+        if not key_fields:
+            self.problem((*path, "key"), "a key needs a placeholder; write e.g. 'ORDER#{id}'")
+            return None
+        if SHARD in key_fields:
+            self.problem((*path, "key"), "{shard} belongs in an index template, not the key")
+        if single and key_fields != ("id",):
+            self.problem(
+                (*path, "key"),
+                f"a one-template key holds exactly {{id}}, not {{{', '.join(key_fields)}}}; "
+                "write {pk, sk} for a composite key",
+            )
+        link: tuple[tuple[str, str], ...] = ()
+        parent = None
+        if t.parent is not None:
+            parent, link = self.parent(name, t, pk, sk)
+        fields: dict[str, Field] = {}
+        linked = {child for child, _ in link}
+        for placeholder in key_fields:
+            if placeholder == "id":
+                continue
+            declared = t.fields.get(placeholder)
+            if declared is None:
+                type_ = TypeRef("ID" if placeholder in linked else "String", True)
+                fields[placeholder] = Field(placeholder, type_, placeholder, "key")
+        for field_name, decl in t.fields.items():
+            if field_name == "id":
+                self.problem(
+                    (*path, "fields", "id"), "`id` is implicit on every type; remove this field"
+                )
+                continue
+            compiled = self.field((*path, "fields", field_name), field_name, decl, name)
+            if compiled is not None:
+                kind = "key" if field_name in key_fields and compiled.kind == "value" else None
+                if kind:
+                    compiled = Field(
+                        compiled.name,
+                        compiled.type,
+                        compiled.attribute,
+                        "key",
+                        compiled.description,
+                        unique=compiled.unique,
+                    )
+                fields[field_name] = compiled
+        if self.file.table.timestamps:
+            for stamp in ("createdAt", "updatedAt"):
+                if stamp not in fields:
+                    fields[stamp] = Field(stamp, TypeRef("DateTime", True), stamp, "stamp")
+        writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, shards_allowed=True)
+        lookup = lower_first(name)
+        names = {
+            "lookup": t.names.lookup or lookup,
+            "create": t.names.create or f"create{name}",
+            "update": t.names.update or f"update{name}",
+            "delete": t.names.delete or f"delete{name}",
+            "connection": t.names.connection or f"{name}Connection",
+            "edge": t.names.edge or f"{name}Edge",
+        }
+        return NodeType(
+            name,
+            pk,
+            sk,
+            single,
+            key_fields,
+            fields,
+            writes,
+            parent,
+            t.description,
+            names,
+            t.mutations,
+            t.type_value or name,
+            frozenset(t.fields),
+        )
+
+    def parent(
+        self, name: str, t: s.TypeSpec, pk: Template, sk: Template
+    ) -> tuple[Parent | None, tuple[tuple[str, str], ...]]:
+        assert t.parent is not None
+        path: Path = ("types", name, "parent")
+        parent_spec = self.file.types.get(t.parent.type)
+        if parent_spec is None:
+            self.problem(
+                (*path, "type"),
+                f"unknown type {t.parent.type!r}; {did_you_mean(t.parent.type, self.file.types)}",
+            )
+            return None, ()
+        if not isinstance(parent_spec.key, str):
+            self.problem((*path, "type"), "a parent has a one-template key such as 'ORDER#{id}'")
+            return None, ()
+        if isinstance(t.key, str):
+            self.problem(("types", name, "key"), "a child's key is {pk, sk}: pk the parent's key")
+            return None, ()
+        try:
+            parent_key = Template.compile(parent_spec.key)
+        except TemplateSyntaxError:
+            return None, ()
+        shape = [p if isinstance(p, str) else None for p in pk.parts]
+        parent_shape = [p if isinstance(p, str) else None for p in parent_key.parts]
+        if shape != parent_shape:
+            self.problem(
+                ("types", name, "key", "pk"),
+                f"a child's pk is its parent's key; write "
+                f"{parent_spec.key.replace('{id}', '{' + lower_first(t.parent.type) + 'Id}')!r}",
+            )
+            return None, ()
+        link = tuple(zip(pk.placeholders, parent_key.placeholders, strict=True))
+        arguments = tuple(p for p in sk.placeholders if p != "id" and p not in pk.placeholders)
+        parent = Parent(
+            t.parent.type,
+            t.parent.field,
+            t.parent.collection,
+            t.parent.order,
+            t.parent.count,
+            link,
+            arguments,
+            t.parent.description,
+        )
+        return parent, link
+
+    def field(self, path: Path, name: str, decl: s.FieldDecl, owner: str) -> Field | None:
+        if isinstance(decl, str):
+            decl = s.FieldSpec(type=decl)
+        kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]
+        if len(kinds) > 1:
+            self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
+            return None
+        attribute = decl.attribute or name
+        unique = None
+        if decl.unique is not None:
+            template = self.template((*path, "unique", "key"), decl.unique.key)
+            if template is not None and template.placeholders != (name,):
+                self.problem(
+                    (*path, "unique", "key"),
+                    f"write a template of {{{name}}} alone, e.g. '{name.upper()}#{{{name}}}'",
+                )
+            elif template is not None:
+                unique = Unique(template, decl.unique.case_insensitive)
+        if decl.copy_of is not None:  # checked against the edge's ends in edge()
+            end, _, source = decl.copy_of.partition(".")
+            type_ = self.type_ref(path, decl.type, False) if decl.type else TypeRef("String")
+            return Field(
+                name,
+                type_ or TypeRef("String"),
+                attribute,
+                "copy",
+                decl.description,
+                source=source,
+                end=end,
+            )
+        if decl.type is None:
+            self.problem(path, "give the field a type, e.g. `name: String!`")
+            return None
+        type_ = self.type_ref(
+            (*path, "type") if decl.model_fields_set - {"type"} else path, decl.type
+        )
+        if type_ is None:
+            return None
+        if decl.ref is not None:
+            target = self.file.types.get(type_.name)
+            if target is None:
+                self.problem(path, f"a ref's type is a node type of the model, not {type_.name}")
+                return None
+            if not isinstance(target.key, str):
+                self.problem(path, f"{type_.name} has a composite key: a ref needs one {{id}}")
+                return None
+            return Field(
+                name, type_, attribute, "ref", decl.description, target=type_.name, source=decl.ref
+            )
+        if decl.first is not None or decl.sum is not None:
+            collection, _, summed = (decl.first or decl.sum or "").partition(".")
+            available = self.collections().get(owner, set())
+            if collection not in available:
+                self.problem(
+                    (*path, "first" if decl.first else "sum"),
+                    f"{owner} has no collection {collection!r}; "
+                    + did_you_mean(collection, available),
+                )
+                return None
+            if decl.sum is not None and not summed:
+                self.problem((*path, "sum"), "write `collection.field`, e.g. inventory.quantity")
+                return None
+            return Field(
+                name,
+                type_,
+                attribute,
+                "first" if decl.first is not None else "sum",
+                decl.description,
+                collection=collection,
+                summed=summed or None,
+            )
+        if decl.hook is not None:
+            self.check_hook((*path, "hook"), decl.hook)
+            arguments = []
+            for arg, arg_type in decl.arguments.items():
+                ref = self.type_ref((*path, "arguments", arg), arg_type, False)
+                if ref is not None:
+                    arguments.append((arg, ref))
+            return Field(
+                name,
+                type_,
+                attribute,
+                "hook",
+                decl.description,
+                hook=decl.hook,
+                arguments=tuple(arguments),
+            )
+        if type_.name in self.file.types:
+            self.problem(
+                (*path, "type"),
+                f"{type_.name} is a node type: make the field a `ref`, an edge or a collection",
+            )
+            return None
+        return Field(name, type_, attribute, "value", decl.description, unique=unique)
+
+    def check_hook(self, path: Path, dotted: str) -> None:
+        module_name, colon, function = dotted.partition(":")
+        if not colon or not module_name or not function:
+            self.problem(path, f"{dotted!r}: write `package.module:function`")
+            return
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
+            return
+        if not callable(getattr(module, function, None)):
+            self.problem(path, f"{module_name} has no function {function!r}")
+
+    def index_writes(
+        self,
+        path: Path,
+        writes: Mapping[str, s.IndexKeys],
+        placeholders: set[str],
+        shards_allowed: bool,
+    ) -> tuple[IndexWrite, ...]:
+        out = []
+        for index_name, keys in writes.items():
+            where = (*path, "indexes", index_name)
+            index = self.indexes.get(index_name)
+            if index is None:
+                self.problem(
+                    where,
+                    f"unknown index {index_name!r}; {did_you_mean(index_name, self.indexes)} "
+                    "(declare it under table.indexes)",
+                )
+                continue
+            pk = self.template((*where, "pk"), keys.pk)
+            sk = self.template((*where, "sk"), keys.sk) if keys.sk is not None else None
+            if pk is None or (keys.sk is not None and sk is None):
+                continue
+            if (sk is None) != (index.sk is None):
+                self.problem(
+                    where,
+                    f"index {index_name} {'has' if index.sk else 'has no'} a "
+                    "sort key: give `sk` exactly when it has one",
+                )
+            used = set(pk.placeholders) | set(sk.placeholders if sk else ())
+            if SHARD in used and (not shards_allowed or keys.shards is None):
+                self.problem(where, "{shard} needs `shards: N` on this index entry")
+            if keys.shards is not None and SHARD not in pk.placeholders:
+                self.problem(where, "`shards` needs {shard} in the pk template")
+            for unknown in sorted(used - placeholders - {SHARD}):
+                self.problem(
+                    where,
+                    f"unknown placeholder {{{unknown}}}; {did_you_mean(unknown, placeholders)}",
+                )
+            out.append(IndexWrite(index, pk, sk, keys.shards))
+        return tuple(out)
+
+    # ---- edges -----------------------------------------------------------------------------
+
+    def edge(self, label: str, e: s.EdgeSpec, types: Mapping[str, NodeType]) -> EdgeType | None:
+        path: Path = ("edges", label)
+        ends = {"from": e.from_, "to": e.to}
+        for end, type_name in ends.items():
+            if type_name not in self.file.types:
+                self.problem(
+                    (*path, end),
+                    f"unknown type {type_name!r}; {did_you_mean(type_name, self.file.types)}",
+                )
+                return None
+            if type_name in types and not types[type_name].single:
+                self.problem(
+                    (*path, end),
+                    f"{type_name} has a composite key: edges join node "
+                    "types with a one-template key",
+                )
+                return None
+        fields: dict[str, Field] = {}
+        for field_name, decl in e.fields.items():
+            compiled = self.field((*path, "fields", field_name), field_name, decl, "")
+            if compiled is None:
+                continue
+            if compiled.kind == "copy":
+                end_type = ends.get(compiled.end or "")
+                end_node = types.get(end_type or "")
+                if end_node is None or compiled.source not in end_node.fields:
+                    choices = (
+                        [f"{k}.{f}" for k in ends for f in types[ends[k]].fields]
+                        if all(t in types for t in ends.values())
+                        else []
+                    )
+                    self.problem(
+                        (*path, "fields", field_name, "copyOf"),
+                        f"{compiled.end}.{compiled.source} is not a field of an end; "
+                        f"{did_you_mean(f'{compiled.end}.{compiled.source}', choices)}",
+                    )
+                    continue
+                source = end_node.fields[compiled.source or ""]
+                compiled = Field(
+                    field_name,
+                    source.type,
+                    compiled.attribute,
+                    "copy",
+                    compiled.description,
+                    source=compiled.source,
+                    end=compiled.end,
+                )
+            elif compiled.kind not in ("value",):
+                self.problem((*path, "fields", field_name), "an edge field is a value or a copyOf")
+                continue
+            fields[field_name] = compiled
+        writes = self.index_writes(path, e.indexes, set(fields) | {"from", "to"}, False)
+        forward = None
+        if e.forward is not None:
+            spec = s.EdgeEnd(field=e.forward) if isinstance(e.forward, str) else e.forward
+            forward = self.edge_end(spec, e.from_, None)
+        reverse = None
+        if e.reverse is not None:
+            index = None
+            where = (*path, "reverse", "index")
+            if e.reverse.index is None:
+                self.problem(
+                    (*path, "reverse"),
+                    "a reverse edge is read from an index; add "
+                    "`index:` (one whose pk holds the edge's `to` end)",
+                )
+            elif e.reverse.index not in self.indexes:
+                self.problem(
+                    where,
+                    f"unknown index {e.reverse.index!r}; "
+                    f"{did_you_mean(e.reverse.index, self.indexes)}",
+                )
+            else:
+                index = self.indexes[e.reverse.index]
+                inverted = index.pk == self.file.table.sort_key
+                if not inverted and not any(w.index == index for w in writes):
+                    self.problem(
+                        where,
+                        f"index {index.name} does not hold the table's sort key "
+                        f"as its pk: write its templates under edges.{label}.indexes",
+                    )
+            reverse = self.edge_end(e.reverse, e.to, index)
+        base = camel(label)
+        return EdgeType(
+            label,
+            e.from_,
+            e.to,
+            fields,
+            forward,
+            reverse,
+            writes,
+            e.count,
+            e.add or f"add{base}",
+            e.remove or f"remove{base}",
+            e.mutations,
+        )
+
+    def edge_end(self, spec: s.EdgeEnd, owner: str, index: Index | None) -> EdgeEnd:
+        stem = owner + upper_first(singular(spec.field))
+        return EdgeEnd(
+            spec.field,
+            spec.one,
+            index,
+            spec.description,
+            spec.connection or f"{stem}Connection",
+            spec.edge or f"{stem}Edge",
+        )
+
+    # ---- queries ---------------------------------------------------------------------------
+
+    def query(
+        self,
+        name: str,
+        q: s.QuerySpec,
+        types: Mapping[str, NodeType],
+        edges: Mapping[str, EdgeType],
+    ) -> Query | None:
+        path: Path = ("queries", name)
+        result = types.get(q.type)
+        if result is None:
+            if q.type not in self.file.types:
+                self.problem(
+                    (*path, "type"),
+                    f"unknown type {q.type!r}; {did_you_mean(q.type, self.file.types)}",
+                )
+            return None
+        owner = None
+        if q.on is not None:
+            owner = types.get(q.on)
+            if owner is None:
+                if q.on not in self.file.types:
+                    self.problem(
+                        (*path, "on"),
+                        f"unknown type {q.on!r}; {did_you_mean(q.on, self.file.types)}",
+                    )
+                return None
+        if q.index is not None and q.index not in self.indexes:
+            self.problem(
+                (*path, "index"),
+                f"unknown index {q.index!r}; {did_you_mean(q.index, self.indexes)}",
+            )
+            return None
+        index = (
+            self.indexes[q.index]
+            if q.index
+            else Index(None, self.file.table.partition_key, self.file.table.sort_key)
+        )
+        partition = self.template((*path, "partition"), q.partition)
+        sort = self.template((*path, "sort", "template"), q.sort.template) if q.sort else None
+        if partition is None or (q.sort is not None and sort is None):
+            return None
+        # who writes this index: the type itself, or an edge touching it
+        writers = [w for w in result.indexes if w.index == index]
+        writers += [
+            w
+            for e in edges.values()
+            if q.type in (e.source, e.target)
+            for w in e.indexes
+            if w.index == index
+        ]
+        shards = next((w.shards for w in writers if w.shards), None)
+        if SHARD in partition.placeholders and shards is None:
+            self.problem(
+                (*path, "partition"),
+                f"{{shard}} needs `shards: N` on {q.type}'s entry for index {q.index}",
+            )
+        arguments: list[tuple[str, TypeRef]] = []
+        owner_fields = set(owner.fields) | {"id"} if owner else set()
+        for placeholder in partition.placeholders:
+            if placeholder == SHARD or placeholder in owner_fields:
+                continue
+            ref = self.placeholder_type(result, placeholder)
+            if ref is None:
+                self.problem(
+                    (*path, "partition"),
+                    f"{{{placeholder}}} is not a field of "
+                    f"{q.on or q.type}; {did_you_mean(placeholder, result.fields)}",
+                )
+                return None
+            arguments.append((placeholder, TypeRef(ref.name, True)))
+        fan_out: list[str] = []
+        target = None
+        if sort is not None:
+            for placeholder in sort.placeholders:
+                ref = self.placeholder_type(result, placeholder)
+                if ref is None:
+                    self.problem(
+                        (*path, "sort", "template"),
+                        f"{{{placeholder}}} is not a field "
+                        f"of {q.type}; {did_you_mean(placeholder, result.fields)}",
+                    )
+                    return None
+                if q.sort and q.sort.between and target is None and ref.name in self.enums:
+                    fan_out.append(placeholder)
+                    arguments.append((placeholder, ref.nullable()))
+                    continue
+                if target is None:
+                    target = placeholder
+            if q.sort is not None and q.sort.between is not None:
+                if target is None:
+                    self.problem((*path, "sort", "between"), "no placeholder left to bound")
+                    return None
+                target_type = self.placeholder_type(result, target)
+                assert target_type is not None
+                arguments += [(a, target_type.nullable()) for a in q.sort.between]
+        field_name = q.field or name
+        connection = result.names["connection"]
+        return Query(
+            name,
+            q.type,
+            q.on,
+            field_name,
+            index,
+            partition,
+            sort,
+            q.order,
+            q.count,
+            q.description,
+            tuple(arguments),
+            tuple(fan_out),
+            q.sort.between if q.sort else None,
+            target if q.sort and q.sort.between else None,
+            shards,
+            connection,
+        )
+
+    @staticmethod
+    def placeholder_type(node: NodeType, placeholder: str) -> TypeRef | None:
+        if placeholder == "id":
+            return TypeRef("ID", True)
+        field = node.fields.get(placeholder)
+        return field.type if field is not None and field.kind in ("value", "key", "stamp") else None
+
+    # ---- the whole model -------------------------------------------------------------------
+
+    def compile(self) -> Model:
+        file = self.file
+        for enum_name, values in file.enums.items():
+            if not values:
+                self.problem(("enums", enum_name), "an enum needs at least one value")
+            if enum_name in SCALARS or enum_name in file.types:
+                self.problem(("enums", enum_name), f"{enum_name} is already a type; rename it")
+        types: dict[str, NodeType] = {}
+        for name, t in file.types.items():
+            if name in SCALARS or name in ("Node", "PageInfo", "Query", "Mutation"):
+                self.problem(("types", name), f"{name} is a built-in type name; rename the type")
+                continue
+            node = self.node_type(name, t)
+            if node is not None:
+                types[name] = node
+        edges: dict[str, EdgeType] = {}
+        for label, e in file.edges.items():
+            edge = self.edge(label, e, types)
+            if edge is not None:
+                edges[label] = edge
+        queries: dict[str, Query] = {}
+        for name, q in file.queries.items():
+            query = self.query(name, q, types, edges)
+            if query is not None:
+                queries[name] = query
+        self.check_refs(types)
+        self.check_names(types, edges, queries)
+        self.check_overlap(types, edges)
+        table = file.table
+        return Model(
+            self.name,
+            table.name,
+            table.partition_key,
+            table.sort_key,
+            table.type_attribute,
+            table.label_attribute or table.type_attribute,
+            table.version_attribute,
+            table.store_key_fields,
+            table.timestamps,
+            self.indexes,
+            self.enums,
+            types,
+            edges,
+            queries,
+        )
+
+    def check_refs(self, types: Mapping[str, NodeType]) -> None:
+        for node in types.values():
+            for field in node.fields.values():
+                if field.kind == "ref" and field.source not in node.fields:
+                    self.problem(
+                        ("types", node.name, "fields", field.name, "ref"),
+                        f"{node.name} has no field {field.source!r}; "
+                        f"{did_you_mean(field.source or '', node.fields)}",
+                    )
+
+    def check_names(
+        self,
+        types: Mapping[str, NodeType],
+        edges: Mapping[str, EdgeType],
+        queries: Mapping[str, Query],
+    ) -> None:
+        fields: dict[str, dict[str, Path]] = {t: {} for t in types}
+        for node in types.values():
+            for field_name in node.fields:
+                fields[node.name][field_name] = ("types", node.name, "fields", field_name)
+            if node.parent is not None and node.parent.type in fields:
+                fields[node.name].setdefault(node.parent.field, ("types", node.name, "parent"))
+
+        def claim(owner: str, field_name: str, path: Path) -> None:
+            taken = fields.setdefault(owner, {})
+            if field_name in taken or field_name == "id":
+                self.problem(
+                    path,
+                    f"{owner} already has a field {field_name!r} "
+                    f"(from {'.'.join(map(str, taken.get(field_name, ('id',))))}); "
+                    "rename one",
+                )
+            taken[field_name] = path
+
+        for node in types.values():
+            if node.parent is not None:
+                claim(node.parent.type, node.parent.collection, ("types", node.name, "parent"))
+        for edge in edges.values():
+            if edge.forward is not None:
+                claim(edge.source, edge.forward.field, ("edges", edge.label, "forward"))
+            if edge.reverse is not None:
+                claim(edge.target, edge.reverse.field, ("edges", edge.label, "reverse"))
+        roots: dict[str, Path] = {"node": (), "nodes": ()}
+        for query in queries.values():
+            if query.on is not None:
+                claim(query.on, query.field, ("queries", query.name))
+            elif query.field in roots:
+                self.problem(("queries", query.name), f"root field {query.field!r} is taken")
+            else:
+                roots[query.field] = ("queries", query.name)
+        for node in types.values():
+            lookup = node.names["lookup"]
+            if lookup in roots:
+                self.problem(
+                    ("types", node.name),
+                    f"root field {lookup!r} is taken; rename "
+                    "the lookup with names.lookup or the query",
+                )
+            roots[lookup] = ("types", node.name)
+
+    def check_overlap(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
+        """Without a type attribute, items are told apart by their key templates: report two
+        declarations whose keys can match the same item."""
+        if self.file.table.type_attribute is not None:
+            return
+        shapes: list[tuple[Path, str, Template, Template]] = [
+            (("types", n.name, "key"), n.name, n.pk, n.sk) for n in types.values()
+        ]
+        for e in edges.values():
+            if e.source in types and e.target in types:
+                shapes.append((("edges", e.label), e.label, types[e.source].pk, types[e.target].sk))
+        for i, (path, name, pk, sk) in enumerate(shapes):
+            for _, other, opk, osk in shapes[:i]:
+                if (
+                    _overlap(pk, opk)
+                    and _overlap(sk, osk)
+                    and ((pk, sk) != (opk, osk) or name != other)
+                ):
+                    self.problem(
+                        path,
+                        f"items of {name} and {other} can have the same keys, and "
+                        "the table has no typeAttribute to tell them apart; give one of "
+                        "them a distinct literal prefix",
+                    )
+
+
+def _overlap(a: Template, b: Template) -> bool:
+    pa, pb = a.literal_prefix, b.literal_prefix
+    if not (pa.startswith(pb) or pb.startswith(pa)):
+        return False
+    if a.placeholders == () or b.placeholders == ():
+        return a.text == b.text
+    return True
+
+
+def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:
+    compiler = _Compiler(file, name)
+    model = compiler.compile()
+    return model, compiler.problems

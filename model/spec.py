@@ -1,0 +1,208 @@
+"""The model file format, as pydantic models: what a file may say, its defaults and its JSON
+Schema (``edgewise model-schema``). Cross-references (a type named by an edge, a placeholder
+naming a field) are checked afterwards, in :mod:`model.compile`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "EdgeEnd",
+    "EdgeSpec",
+    "FieldSpec",
+    "IndexKeys",
+    "IndexSpec",
+    "KeyPair",
+    "ModelSpec",
+    "Names",
+    "ParentSpec",
+    "QuerySpec",
+    "SortSpec",
+    "TableSpec",
+    "TypeSpec",
+    "UniqueSpec",
+]
+
+GraphQLName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+Order = Literal["asc", "desc"]
+Count = Literal["counter", "query"]
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class IndexSpec(Spec):
+    """A global secondary index (projection ALL): its key attribute names."""
+
+    partition_key: str = Field(description="Attribute name of the index's partition key.")
+    sort_key: str | None = Field(None, description="Attribute name of the index's sort key.")
+
+
+class TableSpec(Spec):
+    name: str = Field(description="The default table name (`--table` overrides it).")
+    partition_key: str = Field("PK", description="Attribute name of the table's partition key.")
+    sort_key: str = Field("SK", description="Attribute name of the table's sort key.")
+    type_attribute: str | None = Field(
+        None,
+        description="Attribute holding an item's type name; without it an item's type is "
+        "recognised from its key templates.",
+    )
+    label_attribute: str | None = Field(
+        None, description="Attribute holding an edge item's label; defaults to typeAttribute."
+    )
+    version_attribute: str | None = Field(
+        None, description="Attribute for optimistic locking (`expectedVersion`)."
+    )
+    store_key_fields: bool = Field(
+        False, description="Also write key placeholders as attributes of their own."
+    )
+    timestamps: bool = Field(
+        False, description="Write `createdAt` and `updatedAt` on every node item."
+    )
+    indexes: dict[str, IndexSpec] = Field(default_factory=dict)
+
+
+class KeyPair(Spec):
+    """A key made of two templates: the partition key and the sort key."""
+
+    pk: str
+    sk: str
+
+
+class IndexKeys(Spec):
+    """The templates written into an index's key attributes on every save."""
+
+    pk: str
+    sk: str | None = None
+    shards: int | None = Field(
+        None, ge=1, le=1000, description="`{shard}` = crc32(id) mod shards (write sharding)."
+    )
+
+
+class UniqueSpec(Spec):
+    """A field unique across the table: a claim item keyed by the value, written with it."""
+
+    key: str = Field(description="Template of the claim item's key, e.g. `EMAIL#{email}`.")
+    case_insensitive: bool = False
+
+
+class FieldSpec(Spec):
+    type: str | None = Field(
+        None,
+        description="GraphQL type: String, Int, Float, Boolean, ID, Date, DateTime, JSON, "
+        "an enum or a type of the model; `!` for non-null, `[T]` for a list.",
+    )
+    attribute: str | None = Field(None, description="Attribute name; defaults to the field name.")
+    description: str | None = None
+    copy_of: str | None = Field(
+        None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."
+    )
+    ref: str | None = Field(
+        None, description="A reference: the node whose key placeholders are this field's value."
+    )
+    first: str | None = Field(None, description="The first item of this collection, in its order.")
+    sum: str | None = Field(None, description="A sum over a collection: `collection.field`.")
+    unique: UniqueSpec | None = None
+    hook: str | None = Field(
+        None, description="A Python function `package.module:function` that resolves the field."
+    )
+    arguments: dict[str, str] = Field(
+        default_factory=dict, description="Arguments of a hook field: name to GraphQL type."
+    )
+
+
+FieldDecl = str | FieldSpec
+
+
+class Names(Spec):
+    """Names of generated GraphQL things; each defaults to the GraphQL convention."""
+
+    lookup: str | None = None
+    create: str | None = None
+    update: str | None = None
+    delete: str | None = None
+    connection: str | None = None
+    edge: str | None = None
+
+
+class ParentSpec(Spec):
+    type: str = Field(description="The parent node type.")
+    field: str = Field(description="The field on the child that leads to its parent.")
+    collection: str = Field(description="The connection on the parent that lists the children.")
+    order: Order = "asc"
+    count: Count = "query"
+    description: str | None = None
+
+
+class TypeSpec(Spec):
+    key: str | KeyPair = Field(description="One template (partition key = sort key) or {pk, sk}.")
+    description: str | None = None
+    type_value: str | None = Field(
+        None, description="Value of the type attribute on this type's items (default: the name)."
+    )
+    parent: ParentSpec | None = None
+    fields: dict[GraphQLName, FieldDecl] = Field(default_factory=dict)
+    indexes: dict[str, IndexKeys] = Field(default_factory=dict)
+    names: Names = Field(default_factory=Names)
+    mutations: bool = Field(True, description="Generate create/update/delete mutations.")
+
+
+class EdgeEnd(Spec):
+    field: str
+    index: str | None = Field(
+        None, description="The index a reverse edge is read from (its pk holds the `to` end)."
+    )
+    one: bool = Field(False, description="At most one: a plain field, not a connection.")
+    description: str | None = None
+    connection: str | None = Field(None, description="Name of the connection type.")
+    edge: str | None = Field(None, description="Name of the edge type.")
+
+
+class EdgeSpec(Spec):
+    from_: str = Field(alias="from", description="Type of the edge's source (its partition).")
+    to: str = Field(description="Type of the edge's target (its sort key).")
+    fields: dict[GraphQLName, FieldDecl] = Field(default_factory=dict)
+    forward: str | EdgeEnd | None = None
+    reverse: EdgeEnd | None = None
+    indexes: dict[str, IndexKeys] = Field(default_factory=dict)
+    count: Count = "query"
+    add: str | None = Field(None, description="Name of the add mutation (`add<Label>`).")
+    remove: str | None = Field(None, description="Name of the remove mutation.")
+    mutations: bool = True
+
+
+class SortSpec(Spec):
+    template: str = Field(
+        description="The index's sort-key template, placeholders filled by arguments or the parent."
+    )
+    between: tuple[GraphQLName, GraphQLName] | None = Field(
+        None, description="Two optional arguments bounding the first free placeholder."
+    )
+
+
+class QuerySpec(Spec):
+    type: str = Field(description="The type the pattern returns.")
+    on: str | None = Field(None, description="A type field instead of a root field.")
+    field: str | None = Field(None, description="The field name on `on` (defaults to the key).")
+    index: str | None = Field(None, description="The index to query; the table without it.")
+    partition: str = Field(description="Partition-key template; `{shard}` fans out.")
+    sort: SortSpec | None = None
+    order: Order = "asc"
+    count: Count = "query"
+    description: str | None = None
+
+
+class ModelSpec(Spec):
+    """A model file: a table's layout and the GraphQL API over it."""
+
+    table: TableSpec
+    enums: dict[GraphQLName, list[GraphQLName]] = Field(default_factory=dict)
+    types: dict[GraphQLName, TypeSpec]
+    edges: dict[GraphQLName, EdgeSpec] = Field(default_factory=dict)
+    queries: dict[GraphQLName, QuerySpec] = Field(default_factory=dict)

@@ -1,0 +1,169 @@
+"""Key templates: literal text with ``{field}`` placeholders, compiled once into a formatter and
+a parser. Nothing else formats or splits a key.
+
+A placeholder matches up to the next literal text of its template (the last one takes the rest),
+so a value may not contain that text: formatting such a value raises :class:`KeyValueError`
+instead of writing a key that would parse back differently.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KeyValueError", "Placeholder", "Template", "TemplateSyntaxError"]
+
+# A value that sorts after every value a placeholder can hold (as UTF-8 bytes, as DynamoDB
+# compares strings): the upper bound of a range over one placeholder.
+HIGHEST = "\U0010ffff"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class TemplateSyntaxError(ValueError):
+    """A template that cannot be compiled."""
+
+
+class KeyValueError(ValueError):
+    """A value that would break out of its place in a key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    name: str
+    spec: str = ""  # a Python format spec, e.g. ``012d``
+    stop: str = ""  # the literal text that ends it ('' for the last part)
+
+    def render(self, value: Any) -> str:
+        if value is None or value == "":
+            raise KeyValueError(f"{self.name} must not be empty")
+        if self.spec:
+            try:
+                text = format(int(value) if self.spec[-1:] in "dxXob" else value, self.spec)
+            except (TypeError, ValueError) as exc:
+                raise KeyValueError(f"{self.name}={value!r} does not fit {{{self.spec}}}") from exc
+        else:
+            text = value if isinstance(value, str) else str(value)
+        if self.stop and self.stop in text:
+            raise KeyValueError(f"{self.name} must not contain {self.stop!r}, got {text[:80]!r}")
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A compiled template. ``parts`` alternate literal strings and placeholders."""
+
+    text: str
+    parts: tuple[str | Placeholder, ...]
+
+    @classmethod
+    def compile(cls, text: str) -> Template:
+        parts: list[str | Placeholder] = []
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise TemplateSyntaxError(f"{text!r}: {exc}") from None
+        for literal, name, spec, conversion in parsed:
+            if literal:
+                parts.append(literal)
+            if name is None:
+                continue
+            if conversion or not _NAME.fullmatch(name):
+                raise TemplateSyntaxError(
+                    f"{text!r}: {{{name}}} is not a placeholder; write {{field}} or {{field:spec}}"
+                )
+            if parts and isinstance(parts[-1], Placeholder):
+                raise TemplateSyntaxError(
+                    f"{text!r}: {{{parts[-1].name}}}{{{name}}} has no text between them, so the "
+                    "key could not be split; put a separator such as # between placeholders"
+                )
+            parts.append(Placeholder(name, spec or ""))
+        for i, part in enumerate(parts):  # each placeholder stops at the literal after it
+            if isinstance(part, Placeholder) and i + 1 < len(parts):
+                following = parts[i + 1]
+                assert isinstance(following, str)
+                parts[i] = Placeholder(part.name, part.spec, following)
+        names = [p.name for p in parts if isinstance(p, Placeholder)]
+        if len(set(names)) != len(names):
+            raise TemplateSyntaxError(f"{text!r}: a placeholder appears twice")
+        return cls(text, tuple(parts))
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parts if isinstance(p, Placeholder))
+
+    @property
+    def literal_prefix(self) -> str:
+        """The text before the first placeholder (``ORDER#`` of ``ORDER#{id}``)."""
+        return self.parts[0] if self.parts and isinstance(self.parts[0], str) else ""
+
+    def format(self, values: Mapping[str, Any]) -> str:
+        """The key for ``values`` (every placeholder must have one)."""
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif part.name not in values:
+                raise KeyValueError(f"{self.text!r} needs a value for {part.name}")
+            else:
+                out.append(part.render(values[part.name]))
+        return "".join(out)
+
+    def prefix(self, values: Mapping[str, Any]) -> str:
+        """The key prefix fixed by ``values``: the template up to its first placeholder without
+        a value, ending at a literal boundary, so ``wh-1`` never matches ``wh-10``."""
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif values.get(part.name) is None:
+                break
+            else:
+                out.append(part.render(values[part.name]))
+                if not part.stop:  # the last placeholder: the whole key
+                    break
+        return "".join(out)
+
+    def bounds(
+        self, values: Mapping[str, Any], low: Any, high: Any
+    ) -> tuple[str | None, str | None, str]:
+        """Inclusive bounds on the first placeholder without a value in ``values``, as sort-key
+        strings, and the prefix the given values fix. A missing bound is open (within the
+        prefix)."""
+        prefix = self.prefix(values)
+        target = next(
+            (p for p in self.parts if isinstance(p, Placeholder) and values.get(p.name) is None),
+            None,
+        )
+        if target is None or (low is None and high is None):
+            return None, None, prefix
+        lo = prefix + (target.render(low) if low is not None else "")
+        hi = prefix + (target.render(high) + target.stop if high is not None else "") + HIGHEST
+        return lo, hi, prefix
+
+    def parse(self, key: str) -> dict[str, str] | None:
+        """The placeholder values of ``key``, or None when it does not fit the template."""
+        values: dict[str, str] = {}
+        position = 0
+        for part in self.parts:
+            if isinstance(part, str):
+                if not key.startswith(part, position):
+                    return None
+                position += len(part)
+            elif part.stop:
+                end = key.find(part.stop, position)
+                if end <= position:
+                    return None
+                values[part.name] = key[position:end]
+                position = end
+            else:
+                if position >= len(key):
+                    return None
+                values[part.name] = key[position:]
+                position = len(key)
+        return values if position == len(key) else None
+
+    def __str__(self) -> str:
+        return self.text

@@ -1,0 +1,215 @@
+"""The compiled model: frozen values the engine reads. Defaults are applied, names resolved and
+templates compiled; nothing here does I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .templates import Template
+
+__all__ = [
+    "SCALARS",
+    "EdgeEnd",
+    "EdgeType",
+    "Field",
+    "Index",
+    "IndexWrite",
+    "Model",
+    "NodeType",
+    "Parent",
+    "Query",
+    "TypeRef",
+    "Unique",
+]
+
+SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID", "Date", "DateTime", "JSON"})
+SHARD = "shard"
+
+FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp"]
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRef:
+    """A GraphQL type reference: ``name``, ``name!``, ``[name!]!`` …"""
+
+    name: str
+    non_null: bool = False
+    list: bool = False
+    item_non_null: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> TypeRef:
+        text = text.strip()
+        non_null = text.endswith("!")
+        inner = text[:-1].strip() if non_null else text
+        if inner.startswith("[") and inner.endswith("]"):
+            item = inner[1:-1].strip()
+            item_non_null = item.endswith("!")
+            name = item[:-1].strip() if item_non_null else item
+            return cls(name, non_null, True, item_non_null)
+        return cls(inner, non_null)
+
+    def nullable(self) -> TypeRef:
+        return TypeRef(self.name, False, self.list, self.item_non_null)
+
+    def __str__(self) -> str:
+        inner = f"[{self.name}{'!' if self.item_non_null else ''}]" if self.list else self.name
+        return inner + ("!" if self.non_null else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Unique:
+    key: Template
+    case_insensitive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A GraphQL field of a type or an edge.
+
+    ``kind``: ``value`` (an attribute), ``key`` (a key placeholder: its attribute when the item
+    has one, else parsed from the key), ``ref`` (the node whose key is ``source``'s value),
+    ``first``/``sum`` (over ``collection``), ``copy`` (of an edge end's field), ``hook``,
+    ``stamp`` (``createdAt``/``updatedAt``, written by Edgewise, read-only).
+    """
+
+    name: str
+    type: TypeRef
+    attribute: str
+    kind: FieldKind = "value"
+    description: str | None = None
+    target: str | None = None  # ref: the referenced type
+    source: str | None = None  # ref: the field holding the id; copy: the end's field
+    end: str | None = None  # copy: "from" or "to"
+    collection: str | None = None  # first/sum: the collection field on the same type
+    summed: str | None = None  # sum: the field of the collection's items
+    unique: Unique | None = None
+    hook: str | None = None
+    arguments: tuple[tuple[str, TypeRef], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """Where a Query reads: the table (``name`` None) or a global secondary index."""
+
+    name: str | None
+    pk: str
+    sk: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexWrite:
+    """Templates written into an index's key attributes when an item is saved."""
+
+    index: Index
+    pk: Template
+    sk: Template | None
+    shards: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """A child type's place in its parent's partition."""
+
+    type: str
+    field: str  # child -> parent
+    collection: str  # parent -> children
+    order: Literal["asc", "desc"]
+    count: Literal["counter", "query"]
+    link: tuple[tuple[str, str], ...]  # (child placeholder, parent placeholder)
+    arguments: tuple[str, ...]  # the child's sort-key placeholders, coarse to fine
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class NodeType:
+    name: str
+    pk: Template
+    sk: Template
+    single: bool  # one template: partition key = sort key, the key is the global id
+    key_fields: tuple[str, ...]  # placeholders of pk then sk, each once
+    fields: dict[str, Field]  # GraphQL fields except `id`, in file order
+    indexes: tuple[IndexWrite, ...] = ()
+    parent: Parent | None = None
+    description: str | None = None
+    names: dict[str, str] = field(default_factory=dict)  # lookup, create, update, delete …
+    mutations: bool = True
+    type_value: str = ""  # the type attribute's value on its items
+    declared: frozenset[str] = frozenset()  # fields the file declares (key fields stored)
+
+    def name_of(self, what: str) -> str:
+        return self.names[what]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeEnd:
+    field: str
+    one: bool
+    index: Index | None  # reverse only
+    description: str | None
+    connection: str
+    edge: str
+
+
+@dataclass(frozen=True)
+class EdgeType:
+    label: str
+    source: str
+    target: str
+    fields: dict[str, Field]
+    forward: EdgeEnd | None
+    reverse: EdgeEnd | None
+    indexes: tuple[IndexWrite, ...]
+    count: Literal["counter", "query"]
+    add: str
+    remove: str
+    mutations: bool = True
+
+
+@dataclass(frozen=True)
+class Query:
+    """An access pattern: a Query of ``index`` at ``partition`` (placeholders from the parent
+    ``on`` or from arguments; ``{shard}`` fans out), narrowed and ordered by ``sort``."""
+
+    name: str
+    type: str
+    on: str | None
+    field: str
+    index: Index
+    partition: Template
+    sort: Template | None
+    order: Literal["asc", "desc"]
+    count: Literal["counter", "query"]
+    description: str | None
+    arguments: tuple[tuple[str, TypeRef], ...]  # in GraphQL order
+    fan_out: tuple[str, ...]  # sort placeholders that are optional enum arguments
+    between: tuple[str, str] | None  # argument names bounding `target`
+    target: str | None  # the sort placeholder `between` bounds
+    shards: int | None
+    connection: str
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    table: str
+    partition_key: str
+    sort_key: str
+    type_attribute: str | None
+    label_attribute: str | None
+    version_attribute: str | None
+    store_key_fields: bool
+    timestamps: bool
+    indexes: dict[str, Index]
+    enums: dict[str, tuple[str, ...]]
+    types: dict[str, NodeType]
+    edges: dict[str, EdgeType]
+    queries: dict[str, Query]
+
+    @property
+    def primary(self) -> Index:
+        return Index(None, self.partition_key, self.sort_key)
+
+    def index(self, name: str | None) -> Index:
+        return self.primary if name is None else self.indexes[name]

@@ -1,0 +1,102 @@
+"""The model-driven engine: a model file's schema, context and sample data, selected by name.
+
+``demo`` is still served by the hand-written strawberry schema of ``server.schema`` while the
+engine takes over its last parts (counters, unique emails, transitive paths, authorization
+rules); every other model is built from its file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from starlette.requests import Request
+
+from graph.items import Codec
+from graph.mutate import Writer, build_items
+from graph.table import DEMO_LAYOUT, Item, Layout, Table
+from model import SHIPPED, Model, load_model
+
+from ..auth import Principal
+from .context import ModelContext
+from .executor import ModelSchema
+from .schema import build_schema
+
+__all__ = ["DEMO", "Engine", "ModelContext", "ModelSchema", "engine_for"]
+
+DEMO = "demo"
+SAMPLE_TIME = "2026-01-15T09:00:00.000Z"
+
+ContextFactory = Callable[[Request | None, Table, Principal], Any]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What serving one model takes: its table layout, default table name, schema, request
+    context and sample data. ``model`` is None for the hand-written demo."""
+
+    name: str
+    model: Model | None
+
+    @cached_property
+    def codec(self) -> Codec | None:
+        return Codec(self.model) if self.model is not None else None
+
+    @property
+    def layout(self) -> Layout:
+        return self.codec.layout if self.codec is not None else DEMO_LAYOUT
+
+    @property
+    def table_name(self) -> str:
+        return self.model.table if self.model is not None else "graph"
+
+    def schema(self, production: bool = False) -> Any:
+        if self.model is None:
+            from ..schema import production_schema, schema
+
+            return production_schema if production else schema
+        assert self.codec is not None
+        return ModelSchema(build_schema(self.model, self.codec), production)
+
+    def context_factory(self) -> ContextFactory:
+        if self.codec is None:
+            from ..context import Context
+
+            return lambda request, table, principal: Context.for_request(
+                request,  # type: ignore[arg-type]
+                table,
+                principal,
+            )
+        codec = self.codec
+        return lambda request, table, principal: ModelContext.for_request(
+            request, table, codec, principal
+        )
+
+    def sample_items(self, table: Table) -> list[Item]:
+        """The model's sample data as items."""
+        if self.model is None:
+            from graph.seed import demo_items
+
+            return demo_items()
+        assert self.codec is not None
+        if self.name in SHIPPED:
+            text = resources.files("models") / self.name.replace("-", "_") / "sample.yaml"
+            sample = yaml.safe_load(text.read_text())
+        else:  # a model file's sample data lies beside it
+            path = Path(self.name).parent / "sample.yaml"
+            if not path.is_file():
+                return []
+            sample = yaml.safe_load(path.read_text())
+        return build_items(Writer(table, self.codec), sample, SAMPLE_TIME)
+
+
+def engine_for(name: str) -> Engine:
+    """The engine of a shipped model's name or a model file's path; raises
+    :class:`model.ModelError` for an invalid model."""
+    if name == DEMO:
+        return Engine(DEMO, None)
+    return Engine(name, load_model(name))

@@ -1,0 +1,113 @@
+"""Executing a request against a model-built schema: parsing and validation cached per query
+text, operation selection, and the same result shape the HTTP layer reads from strawberry."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    GraphQLError,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    execute,
+    get_operation_ast,
+    parse,
+    specified_rules,
+    validate,
+)
+from graphql.utilities import print_type
+from graphql.validation import NoSchemaIntrospectionCustomRule
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types.graphql import OperationType
+
+from graph.errors import EdgewiseError
+
+__all__ = ["ModelSchema"]
+
+log = logging.getLogger("edgewise")
+
+
+class ModelSchema:
+    """A graphql-core schema with ``execute`` and ``as_str`` as the HTTP layer and the CLI use
+    them; ``production`` turns introspection off."""
+
+    def __init__(self, schema: GraphQLSchema, production: bool = False) -> None:
+        self._schema = schema
+        rules = list(specified_rules)
+        if production:
+            rules.append(NoSchemaIntrospectionCustomRule)
+
+        @lru_cache(maxsize=512)
+        def parsed(query: str) -> DocumentNode | GraphQLError:
+            try:
+                return parse(query)
+            except GraphQLError as error:
+                return error
+
+        @lru_cache(maxsize=512)
+        def validated(query: str) -> tuple[GraphQLError, ...]:
+            document = parsed(query)
+            assert isinstance(document, DocumentNode)
+            return tuple(validate(schema, document, rules))
+
+        self._parsed = parsed
+        self._validated = validated
+
+    async def execute(
+        self,
+        query: str,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] = (OperationType.QUERY,),
+    ) -> ExecutionResult:
+        document = self._parsed(query)
+        if isinstance(document, GraphQLError):
+            return ExecutionResult(None, [document])
+        errors = self._validated(query)
+        if errors:
+            return ExecutionResult(None, list(errors))
+        operation = get_operation_ast(document, operation_name)
+        if not isinstance(operation, OperationDefinitionNode):
+            raise CannotGetOperationTypeError(operation_name)
+        kind = OperationType(operation.operation.value)
+        if kind not in set(allowed_operation_types):
+            raise InvalidOperationTypeError(kind)
+        result = execute(
+            self._schema,
+            document,
+            context_value=context_value,
+            variable_values=variable_values,
+            operation_name=operation_name,
+        )
+        if inspect.isawaitable(result):
+            result = await result
+        assert isinstance(result, ExecutionResult)
+        for error in result.errors or ():
+            original = error.original_error
+            if (
+                original is not None
+                and not isinstance(original, GraphQLError)
+                and (
+                    not isinstance(original, EdgewiseError)
+                    or original.code == "INTERNAL_SERVER_ERROR"
+                )
+            ):
+                log.error("unexpected error at %s", error.path, exc_info=original)
+        return result
+
+    def as_str(self) -> str:
+        """The SDL: every named type, sorted by name, as strawberry prints a schema."""
+        type_map = self._schema.type_map
+        types = [
+            type_map[name]
+            for name in sorted(type_map)
+            if not name.startswith("__") and name not in ("String", "Int", "Float", "Boolean", "ID")
+        ]
+        return "\n\n".join(print_type(t) for t in types)

@@ -1,0 +1,488 @@
+"""Resolvers, one per kind of field (not per type): stored values, key fields, references,
+parents, child collections, edges in both directions, access patterns, first/sum. A node is a
+lazy :class:`graph.items.Ref`; a field reads what it needs through the request's loaders, and
+reads nothing when its value is in the key or the item is already in hand.
+
+Every connection-like field has one *plan* function (node, arguments, context) -> :class:`Conn`,
+used both by its resolver and by :func:`prefetch`, which starts a root lookup's selected loads in
+the lookup's own wave."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from graphql import GraphQLObjectType
+from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
+from graphql.execution.values import get_argument_values
+
+from graph.errors import BadUserInput, EdgewiseError, NotFound
+from graph.items import Codec, Ref
+from graph.reads import Branch, Listing, Page, PageKey, Whole
+from graph.table import Item
+from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
+from model.types import SHARD
+
+from .context import Info, ModelContext
+from .scalars import WrongType, to_graphql
+
+__all__ = [
+    "DEFAULT_FIRST",
+    "MAX_FIRST",
+    "Conn",
+    "EdgeValue",
+    "Plan",
+    "Resolvers",
+    "check_first",
+    "lookup",
+    "lookup_args",
+    "prefetch",
+]
+
+log = logging.getLogger("edgewise")
+
+DEFAULT_FIRST = 20
+MAX_FIRST = 100
+
+
+@dataclass(slots=True)
+class Conn:
+    """A connection's page request and how to read its items: as nodes of ``node`` (or as the
+    end of an edge that touches one), or as edges of ``edge`` whose far end is ``far``."""
+
+    key: PageKey
+    owner: Ref | None = None
+    counter: str | None = None  # the owner's attribute counting the whole connection
+    node: NodeType | None = None
+    edge: EdgeType | None = None
+    far: str = "to"
+
+
+@dataclass(slots=True)
+class EdgeValue:
+    item: Item
+    cursor: str
+    node: Ref
+
+
+Plan = Callable[[Ref, dict[str, Any], ModelContext], Conn]
+
+
+def check_first(first: int | None) -> int:
+    first = DEFAULT_FIRST if first is None else first
+    if not 0 <= first <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
+    return first
+
+
+def _render(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except KeyValueError as exc:
+        raise BadUserInput(f"invalid argument: {exc}") from None
+
+
+class Resolvers:
+    """Resolver factories over one model."""
+
+    def __init__(self, model: Model, codec: Codec) -> None:
+        self.model = model
+        self.codec = codec
+        self.enums = frozenset(model.enums)
+
+    # ---- values ----------------------------------------------------------------------------
+
+    def _convert(self, field: Field, ref: Ref, value: Any) -> Any:
+        try:
+            return to_graphql(field.type, value, self.enums)
+        except WrongType as exc:
+            log.error(
+                "item %s=%r %s=%r: attribute %r of %s.%s %s",
+                self.codec.layout.pk,
+                ref.key.pk,
+                self.codec.layout.sk,
+                ref.key.sk,
+                field.attribute,
+                ref.type.name,
+                field.name,
+                exc,
+            )
+            raise
+
+    def value(self, field: Field) -> Callable[..., Any]:
+        attribute = field.attribute
+
+        async def later(ref: Ref, info: Info) -> Any:
+            item = await info.context.item(ref)
+            if item is None:
+                raise NotFound(f"{ref.key.pk} does not exist")
+            return self._convert(field, ref, item.get(attribute))
+
+        def resolve(ref: Ref, info: Info) -> Any:
+            item = ref.item
+            if item is None:
+                return later(ref, info)
+            return self._convert(field, ref, item.get(attribute))
+
+        return resolve
+
+    def key_value(self, field: Field) -> Callable[..., Any]:
+        """A key placeholder: parsed from the key, so it costs no read."""
+        name = field.name
+        convert = {"Int": int, "Float": float}.get(field.type.name, str)
+
+        def resolve(ref: Ref, info: Info) -> Any:
+            values = self.codec.key_values(ref.type, ref.key) or {}
+            raw = values.get(name)
+            try:
+                return None if raw is None else convert(raw)
+            except ValueError:
+                return self._convert(field, ref, (ref.item or {}).get(field.attribute))
+
+        return resolve
+
+    def global_id(self, ref: Ref, info: Info) -> str:
+        return self.codec.global_id(ref)
+
+    def reference(self, field: Field, owner: NodeType) -> Callable[..., Any]:
+        """The node whose id is in ``field.source``: lazy when non-null, read when nullable
+        (to answer null for a missing node) in the same wave as its own fields."""
+        target = self.model.types[field.target or ""]
+        source = owner.fields[field.source or ""]
+        source_value = self.key_value(source) if source.kind == "key" else self.value(source)
+
+        async def resolve(ref: Ref, info: Info) -> Ref | None:
+            value = source_value(ref, info)
+            if asyncio.iscoroutine(value):
+                value = await value
+            if value is None:
+                return None
+            found = self.codec.by_id(target, str(value))
+            if found is None or field.type.non_null:
+                return found
+            return found if await info.context.item(found) is not None else None
+
+        return resolve
+
+    def parent(self, node: NodeType) -> Callable[..., Any]:
+        assert node.parent is not None
+        parent = self.model.types[node.parent.type]
+        link = node.parent.link
+
+        def resolve(ref: Ref, info: Info) -> Ref:
+            values = self.codec.key_values(ref.type, ref.key) or {}
+            return self.codec.ref(parent, {theirs: values[mine] for mine, theirs in link})
+
+        return resolve
+
+    # ---- plans: what a connection reads ----------------------------------------------------
+
+    def children(self, child: NodeType) -> Plan:
+        assert child.parent is not None
+        parent = child.parent
+        forward = parent.order == "asc"
+
+        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            values = self.codec.key_values(ref.type, ref.key) or {}
+            link = {mine: values[theirs] for mine, theirs in parent.link}
+            given = {a: args.get(a) for a in parent.arguments}
+            for coarse, finer in zip(parent.arguments, parent.arguments[1:], strict=False):
+                if given[coarse] is None and given[finer] is not None:
+                    raise BadUserInput(f"filtering by {finer} needs {coarse} too")
+            partition = _render(lambda: child.pk.format(link))
+            listing = Listing(
+                None, (_branch(partition, child.sk, link | given, None, None),), forward
+            )
+            return Conn(_page(listing, args), ref, node=child)
+
+        return plan
+
+    def forward(self, edge: EdgeType) -> Plan:
+        target = self.model.types[edge.target]
+        counter = f"n_{edge.label}" if edge.count == "counter" else None
+
+        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            listing = Listing(None, (Branch(ref.key.pk, target.pk.literal_prefix),))
+            return Conn(_page(listing, args), ref, counter, edge=edge, far="to")
+
+        return plan
+
+    def reverse(self, edge: EdgeType) -> Plan:
+        assert edge.reverse is not None and edge.reverse.index is not None
+        index = edge.reverse.index
+        source = self.model.types[edge.source]
+        counter = f"n_{edge.label}_in" if edge.count == "counter" else None
+        write = next((w for w in edge.indexes if w.index == index), None)
+
+        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            if write is None:  # the index's pk is the table's sort key: an inverted index
+                branch = Branch(ref.key.sk, source.pk.literal_prefix)
+            else:
+                to = self.codec.key_values(ref.type, ref.key) or {}
+                partition = _render(lambda: write.pk.format({"to": to.get("id")}))
+                branch = Branch(partition, write.sk.prefix({}) if write.sk else "")
+            listing = Listing(index.name, (branch,))
+            return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
+
+        return plan
+
+    def query(self, query: Query) -> Plan:
+        result = self.model.types[query.type]
+        enums = self.model.enums
+        index_name = query.index.name
+        forward = query.order == "asc"
+
+        def plan(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            values: dict[str, Any] = dict(args)
+            if ref is not None:
+                owner = self.codec.key_values(ref.type, ref.key) or {}
+                values |= owner
+            partitions: list[dict[str, Any]] = [values]
+            if SHARD in query.partition.placeholders:
+                partitions = [values | {SHARD: s} for s in range(query.shards or 1)]
+            sorts: list[dict[str, Any]] = [{}]
+            for name in query.fan_out:
+                given = args.get(name)
+                options = [given] if given is not None else list(enums[_enum_of(result, name)])
+                sorts = [s | {name: o} for s in sorts for o in options]
+            low = high = None
+            if query.between is not None:
+                low, high = (args.get(query.between[0]), args.get(query.between[1]))
+            branches = []
+            for p_values in partitions:
+                partition = _render(partial(query.partition.format, p_values))
+                for s_values in sorts:
+                    branches.append(_branch(partition, query.sort, s_values, low, high))
+            listing = Listing(index_name, tuple(branches), forward)
+            return Conn(_page(listing, args), ref, node=result)
+
+        return plan
+
+    # ---- connection fields -----------------------------------------------------------------
+
+    def connection(self, plan: Plan) -> Callable[..., Conn]:
+        def resolve(ref: Ref, info: Info, **args: Any) -> Conn:
+            return plan(ref, args, info.context)
+
+        return resolve
+
+    def one(self, plan: Plan) -> Callable[..., Any]:
+        """At most one edge: its far end, or null."""
+
+        async def resolve(ref: Ref, info: Info) -> Ref | None:
+            conn = plan(ref, {"first": 1}, info.context)
+            edges = await self.edges(conn, info)
+            return edges[0].node if edges else None
+
+        return resolve
+
+    def first(self, field: Field, plan: Plan) -> Callable[..., Any]:
+        async def resolve(ref: Ref, info: Info) -> Ref | None:
+            conn = plan(ref, {"first": 1}, info.context)
+            edges = await self.edges(conn, info)
+            return edges[0].node if edges else None
+
+        return resolve
+
+    def sum(self, field: Field, plan: Plan, summed: Field) -> Callable[..., Any]:
+        async def resolve(ref: Ref, info: Info) -> Any:
+            conn = plan(ref, {"first": 0}, info.context)
+            items = await info.context.reads.alls.load(conn.key.listing)
+            total: Any = 0
+            for item in items:
+                node = self._node(conn, item, info.context)
+                if node is not None:
+                    value = self._convert(summed, node, item.get(summed.attribute))
+                    total += value or 0
+            return total
+
+        return resolve
+
+    async def page(self, conn: Conn, info: Info) -> Page:
+        page: Page = await info.context.reads.pages.load(conn.key)
+        return page
+
+    def _node(self, conn: Conn, item: Item, ctx: ModelContext) -> Ref | None:
+        expected = conn.node
+        assert expected is not None
+        found = self.codec.node_type(item)
+        if found is expected:
+            return Ref(found, self.codec.item_key(item), item)
+        edge = self.codec.edge_type(item) if found is None else None
+        if edge is not None and expected.name in (edge.source, edge.target):
+            return self.codec.end(edge, item, "from" if edge.source == expected.name else "to")
+        ctx.unexplained(item, f"a list of {expected.name}")
+        return None
+
+    async def edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
+        page = await self.page(conn, info)
+        out = []
+        for item, cursor in zip(page.items, page.cursors, strict=True):
+            if conn.edge is not None:
+                if self.codec.edge_type(item) is not conn.edge:
+                    info.context.unexplained(item, f"the {conn.edge.label} edges")
+                    continue
+                out.append(EdgeValue(item, cursor, self.codec.end(conn.edge, item, conn.far)))
+            else:
+                node = self._node(conn, item, info.context)
+                if node is not None:
+                    out.append(EdgeValue(item, cursor, node))
+        return out
+
+    async def page_info(self, conn: Conn, info: Info) -> dict[str, Any]:
+        page = await self.page(conn, info)
+        return {
+            "hasNextPage": page.has_next,
+            "endCursor": page.cursors[-1] if page.cursors else None,
+        }
+
+    async def total_count(self, conn: Conn, info: Info) -> int:
+        if conn.counter is not None and conn.owner is not None:
+            item = await info.context.item(conn.owner)
+            return int((item or {}).get(conn.counter, 0))
+        count: int = await info.context.reads.counts.load(conn.key.listing)
+        return count
+
+    def edge_field(self, field: Field) -> Callable[..., Any]:
+        attribute = field.attribute
+
+        def resolve(edge: EdgeValue, info: Info) -> Any:
+            return self._convert(field, edge.node, edge.item.get(attribute))
+
+        return resolve
+
+
+def _enum_of(node: NodeType, placeholder: str) -> str:
+    return node.fields[placeholder].type.name
+
+
+def _page(listing: Listing, args: dict[str, Any]) -> PageKey:
+    return PageKey(listing, check_first(args.get("first")), args.get("after"))
+
+
+def _branch(
+    partition: str, sort: Template | None, values: dict[str, Any], low: Any, high: Any
+) -> Branch:
+    if sort is None:
+        return Branch(partition)
+    lo, hi, prefix = _render(lambda: sort.bounds(values, low, high))
+    if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
+        return Branch(partition, prefix, prefix, prefix)
+    if lo is None and hi is None:
+        return Branch(partition, prefix, strip=len(prefix))
+    return Branch(partition, prefix, lo or None, hi, strip=len(prefix))
+
+
+# ---- root lookups and their prefetch -------------------------------------------------------
+
+
+def _settle(future: Awaitable[Any]) -> None:
+    """A prefetch nobody awaits (its parent turned out null) must not log a lost exception."""
+    if isinstance(future, asyncio.Future):
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
+    """Start the loads of ``ref``'s selected connections now, in the lookup's own wave.
+
+    Returns the read that also tells whether the node exists, when one is made: a node whose
+    first page of children is selected is read with them, in one Query of its partition (an
+    order and its items)."""
+    object_type = info.schema.get_type(ref.type.name)
+    assert isinstance(object_type, GraphQLObjectType)
+    fragments = {name: FragmentDetails(f) for name, f in info.fragments.items()}
+    collected = collect_subfields(
+        info.schema,
+        fragments,
+        info.variable_values,
+        info.operation,
+        object_type,
+        [FieldDetails(node, None) for node in info.field_nodes],
+    )
+    ctx: ModelContext = info.context
+    existence = None
+    for details in collected.grouped_field_set.values():
+        node = details[0].node
+        definition = object_type.fields.get(node.name.value)
+        plan: Plan | None = definition.extensions.get("plan") if definition else None
+        if definition is None or plan is None:
+            continue
+        try:
+            args = get_argument_values(definition, node, info.variable_values)
+            conn = plan(ref, args, ctx)
+        except (EdgewiseError, ValueError, TypeError):
+            continue  # the field's own resolver reports it
+        kind = definition.extensions.get("kind")
+        if kind == "sum":
+            _settle(ctx.reads.alls.load(conn.key.listing))
+            continue
+        if kind == "connection" and not _selects(node, ("edges", "pageInfo")):
+            continue
+        if kind in ("one", "first"):
+            conn.key = PageKey(conn.key.listing, 1, None)
+        if existence is None and kind == "children" and _whole_partition(ref, conn):
+            existence = _read_with_children(ref, conn, ctx)
+            continue
+        _settle(ctx.reads.pages.load(conn.key))
+    return existence
+
+
+def _selects(node: Any, names: tuple[str, ...]) -> bool:
+    selections = node.selection_set.selections if node.selection_set else ()
+    return any(getattr(s, "name", None) is None or s.name.value in names for s in selections)
+
+
+def _whole_partition(ref: Ref, conn: Conn) -> bool:
+    listing = conn.key.listing
+    return (
+        ref.type.single
+        and conn.key.after is None
+        and listing.index is None
+        and len(listing.branches) == 1
+        and listing.branches[0].partition == ref.key.pk
+        and listing.branches[0].low is None
+        and conn.node is not None
+        and listing.branches[0].prefix == conn.node.sk.literal_prefix
+    )
+
+
+def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[Any]:
+    """One Query of the node's partition: the node's item and its first children. Primes the
+    item (or its absence, when the whole partition was read) and the children's page."""
+    first = conn.key.first
+    listing = conn.key.listing
+    whole = Whole(ref.key.pk, listing.forward, first + 2)
+
+    async def read() -> None:
+        items, complete = await ctx.reads.wholes.load(whole)
+        prefix = listing.branches[0].prefix
+        children = [i for i in items if str(i[ctx.codec.layout.sk]).startswith(prefix)]
+        own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
+        if own is not None or complete:
+            ctx.reads.items.prime(ref.key, own)
+        if complete or len(children) > first:
+            ctx.reads.pages.prime(conn.key, ctx.reads.page_of(listing, children, first))
+
+    return asyncio.ensure_future(read())
+
+
+async def lookup(info: Info, ref: Ref | None) -> Ref | None:
+    """The node at ``ref``, or None when it does not exist; its selected connections load in
+    the same wave as its item."""
+    if ref is None:
+        return None
+    existence = prefetch(ref, info)
+    if existence is not None:
+        await existence
+    item = await info.context.item(ref)
+    return None if item is None else ref
+
+
+def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:
+    if node.single:
+        return codec.by_id(node, str(args["id"]))
+    return codec.ref(node, args)

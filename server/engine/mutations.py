@@ -1,0 +1,250 @@
+"""The generated mutations of a model: create/update/delete per type, add/remove per edge, with
+names from the model. Each is one write in ``graph.mutate``; the written item primes the
+request's loader, so the answer needs no eventually-consistent read."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from graphql import (
+    GraphQLArgument,
+    GraphQLBoolean,
+    GraphQLField,
+    GraphQLID,
+    GraphQLInputField,
+    GraphQLInputObjectType,
+    GraphQLInt,
+    GraphQLNonNull,
+    GraphQLObjectType,
+)
+
+from graph.errors import BadUserInput, NotFound
+from graph.items import Ref
+from graph.mutate import Writer
+from graph.reads import cursor_of
+from model import EdgeType, NodeType, TypeRef
+from model.compile import lower_first, upper_first
+
+from .context import Info, ModelContext
+from .fields import EdgeValue
+from .scalars import from_graphql
+
+if TYPE_CHECKING:
+    from .schema import _Builder
+
+__all__ = ["mutation_type"]
+
+ID_HELP = "A bare id or a global id of this type."
+NEW_ID = "The id to use; generated (a time-sortable ULID) when left out."
+
+
+def _key_type(node: NodeType, placeholder: str) -> TypeRef:
+    if placeholder == "id":
+        return TypeRef("ID", True)
+    return TypeRef(node.fields[placeholder].type.name, True)
+
+
+def _writer(ctx: ModelContext) -> Writer:
+    return Writer(ctx.table, ctx.codec)
+
+
+def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
+    """The node a mutation names by its key placeholders (a bare or global id for `id`)."""
+    if node.single:
+        ref = ctx.codec.by_id(node, str(args["id"]))
+        if ref is None:
+            raise NotFound(f"{args['id']!r} is not a {node.name} id")
+        return ref
+    return ctx.codec.ref(node, {k: args[k] for k in node.key_fields})
+
+
+def _value_fields(node: NodeType) -> list[tuple[str, TypeRef]]:
+    return [(n, f.type) for n, f in node.fields.items() if f.kind == "value"]
+
+
+class _Mutations:
+    def __init__(self, builder: _Builder) -> None:
+        self.b = builder
+        self.model = builder.model
+        self.fields: dict[str, GraphQLField] = {}
+        self.deleted = GraphQLObjectType(
+            "DeletedNode",
+            {"id": GraphQLField(GraphQLNonNull(GraphQLID), description="The deleted node's id.")},
+            description="What a delete removed.",
+        )
+
+    def node(self, node: NodeType) -> None:
+        b, names = self.b, node.names
+        keys = [k for k in node.key_fields if k != "id"]
+        create_fields: dict[str, GraphQLInputField] = {}
+        if "id" in node.key_fields:
+            create_fields["id"] = GraphQLInputField(GraphQLID, description=NEW_ID)
+        create_fields |= {k: GraphQLInputField(b.input(_key_type(node, k))) for k in keys}
+        create_fields |= {n: GraphQLInputField(b.input(t)) for n, t in _value_fields(node)}
+        create_input = GraphQLInputObjectType(
+            f"Create{node.name}Input", create_fields, description=f"A new {node.name}."
+        )
+        update_fields = {k: GraphQLInputField(b.input(_key_type(node, k))) for k in node.key_fields}
+        if "id" in update_fields:
+            update_fields["id"] = GraphQLInputField(GraphQLNonNull(GraphQLID), description=ID_HELP)
+        update_fields |= {
+            n: GraphQLInputField(b.input(t.nullable())) for n, t in _value_fields(node)
+        }
+        if self.model.version_attribute:
+            update_fields["expectedVersion"] = GraphQLInputField(
+                GraphQLInt, description="Fail with CONFLICT unless the node is at this version."
+            )
+        update_input = GraphQLInputObjectType(
+            f"Update{node.name}Input",
+            update_fields,
+            description=f"Changes to a {node.name}; fields left out stay as they are.",
+        )
+        output = GraphQLNonNull(b.objects[node.name])
+        self.fields[names["create"]] = GraphQLField(
+            output,
+            {"input": GraphQLArgument(GraphQLNonNull(create_input))},
+            resolve=lambda _r, info, input, node=node: self.create(info, node, input),
+            description=f"Create a {node.name}; CONFLICT if its key is taken.",
+        )
+        self.fields[names["update"]] = GraphQLField(
+            output,
+            {"input": GraphQLArgument(GraphQLNonNull(update_input))},
+            resolve=lambda _r, info, input, node=node: self.update(info, node, input),
+            description=f"Change a {node.name}; NOT_FOUND if there is none.",
+        )
+        delete_args = {
+            k: GraphQLArgument(
+                b.input(_key_type(node, k)), description=ID_HELP if k == "id" else None
+            )
+            for k in node.key_fields
+        }
+        self.fields[names["delete"]] = GraphQLField(
+            GraphQLNonNull(self.deleted),
+            delete_args,
+            resolve=lambda _r, info, node=node, **args: self.delete(info, node, args),
+            description=f"Delete a {node.name} with its children and its edges.",
+        )
+
+    def edge(self, edge: EdgeType) -> None:
+        b = self.b
+        source, target = self.model.types[edge.source], self.model.types[edge.target]
+        ends = _end_arguments(edge)
+        args = {
+            ends[0]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
+            ends[1]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
+        }
+        values = {n: f.type for n, f in edge.fields.items() if f.kind == "value"}
+        self.fields[edge.add] = GraphQLField(
+            GraphQLNonNull(b.edge_type_for(edge)),
+            args | {n: GraphQLArgument(b.input(t)) for n, t in values.items()},
+            resolve=lambda _r, info, **a: self.add(info, edge, source, target, a),
+            description=f"Add a {edge.label} edge; NOT_FOUND if an end is missing, CONFLICT if "
+            "it exists.",
+        )
+        self.fields[edge.remove] = GraphQLField(
+            GraphQLNonNull(GraphQLBoolean),
+            args,
+            resolve=lambda _r, info, **a: self.remove(info, edge, source, target, a),
+            description=f"Remove a {edge.label} edge; false if there was none.",
+        )
+
+    # ---- resolvers -------------------------------------------------------------------------
+
+    @staticmethod
+    def _prime(ctx: ModelContext, ref: Ref, item: dict[str, Any]) -> Ref:
+        ctx.reads.items.clear(ref.key).prime(ref.key, item)
+        ref.item = item
+        return ref
+
+    def _stored(self, node: NodeType, values: dict[str, Any]) -> dict[str, Any]:
+        out = {}
+        for name, value in values.items():
+            field = node.fields.get(name)
+            if field is not None and field.type.non_null and value is None:
+                raise BadUserInput(f"{name} cannot be null")
+            out[name] = from_graphql(field.type if field else TypeRef("ID"), value)
+        return out
+
+    async def create(self, info: Info, node: NodeType, values: dict[str, Any]) -> Ref:
+        ctx: ModelContext = info.context
+        ctx.require_admin(f"create a {node.name}")
+        values = self._stored(node, values)
+        if node.single and values.get("id") is not None:
+            found = ctx.codec.by_id(node, str(values["id"]))
+            if found is None:
+                raise BadUserInput(f"{values['id']!r} is not a {node.name} id")
+            values["id"] = (ctx.codec.key_values(node, found.key) or {})["id"]
+        item = await _writer(ctx).create(node, values)
+        return self._prime(ctx, Ref(node, ctx.codec.item_key(item)), item)
+
+    async def update(self, info: Info, node: NodeType, values: dict[str, Any]) -> Ref:
+        ctx: ModelContext = info.context
+        ctx.require_admin(f"update a {node.name}")
+        values = dict(values)
+        expected = values.pop("expectedVersion", None)
+        ref = _find(ctx, node, values)
+        changes = self._stored(node, {k: v for k, v in values.items() if k not in node.key_fields})
+        item = await _writer(ctx).update(node, ref.key, changes, expected)
+        return self._prime(ctx, ref, item)
+
+    async def delete(self, info: Info, node: NodeType, args: dict[str, Any]) -> dict[str, str]:
+        ctx: ModelContext = info.context
+        ctx.require_admin(f"delete a {node.name}")
+        ref = _find(ctx, node, args)
+        await _writer(ctx).delete(node, ref.key)
+        ctx.reads.items.clear(ref.key)
+        return {"id": ctx.codec.global_id(ref)}
+
+    def _ends(
+        self,
+        ctx: ModelContext,
+        edge: EdgeType,
+        source: NodeType,
+        target: NodeType,
+        args: dict[str, Any],
+    ) -> tuple[Ref, Ref]:
+        first, second = _end_arguments(edge)
+        return _find(ctx, source, {"id": args[first]}), _find(ctx, target, {"id": args[second]})
+
+    async def add(
+        self, info: Info, edge: EdgeType, source: NodeType, target: NodeType, args: dict[str, Any]
+    ) -> EdgeValue:
+        ctx: ModelContext = info.context
+        ctx.require_admin(f"add a {edge.label} edge")
+        start, end = self._ends(ctx, edge, source, target, args)
+        fields = {
+            n: from_graphql(f.type, args.get(n))
+            for n, f in edge.fields.items()
+            if f.kind == "value" and n in args
+        }
+        item = await _writer(ctx).add_edge(edge, start, end, fields)
+        return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), end)
+
+    async def remove(
+        self, info: Info, edge: EdgeType, source: NodeType, target: NodeType, args: dict[str, Any]
+    ) -> bool:
+        ctx: ModelContext = info.context
+        ctx.require_admin(f"remove a {edge.label} edge")
+        start, end = self._ends(ctx, edge, source, target, args)
+        return await _writer(ctx).remove_edge(edge, start, end)
+
+
+def _end_arguments(edge: EdgeType) -> tuple[str, str]:
+    """``<source>Id`` and ``<target>Id``; ``from<Type>Id``/``to<Type>Id`` when both ends are of
+    one type."""
+    if edge.source == edge.target:
+        return f"from{upper_first(edge.source)}Id", f"to{upper_first(edge.target)}Id"
+    return f"{lower_first(edge.source)}Id", f"{lower_first(edge.target)}Id"
+
+
+def mutation_type(builder: _Builder) -> GraphQLObjectType | None:
+    mutations = _Mutations(builder)
+    for node in builder.model.types.values():
+        if node.mutations:
+            mutations.node(node)
+    for edge in builder.model.edges.values():
+        if edge.mutations:
+            mutations.edge(edge)
+    if not mutations.fields:
+        return None
+    return GraphQLObjectType("Mutation", mutations.fields, description="Writes.")

@@ -1,0 +1,156 @@
+"""Scalars of model-built schemas, and the conversion of stored values to GraphQL values.
+
+A stored value of the wrong DynamoDB type (a string where the model says Int) raises
+:class:`WrongType`: a field error on that field only, logged with the item's key."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from graphql import (
+    GraphQLBoolean,
+    GraphQLError,
+    GraphQLFloat,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLScalarType,
+    GraphQLString,
+    StringValueNode,
+    ValueNode,
+)
+
+from model import TypeRef
+
+__all__ = ["BUILT_IN", "DATE", "DATETIME", "JSON", "WrongType", "from_graphql", "to_graphql"]
+
+
+class WrongType(Exception):
+    """A stored attribute that does not hold the type the model says."""
+
+
+def _date(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+    raise GraphQLError(f"Date cannot represent {value!r}: expected YYYY-MM-DD")
+
+
+def _datetime(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, str):
+        try:
+            return dt.datetime.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+    raise GraphQLError(f"DateTime cannot represent {value!r}: expected an ISO 8601 date-time")
+
+
+def _literal(parse: Any) -> Any:
+    def parse_literal(node: ValueNode, _variables: Any = None) -> Any:
+        if not isinstance(node, StringValueNode):
+            raise GraphQLError("expected a string")
+        return parse(node.value)
+
+    return parse_literal
+
+
+DATE = GraphQLScalarType(
+    "Date",
+    serialize=_date,
+    parse_value=_date,
+    parse_literal=_literal(_date),
+    description="Date (isoformat)",
+)
+DATETIME = GraphQLScalarType(
+    "DateTime",
+    serialize=_datetime,
+    parse_value=_datetime,
+    parse_literal=_literal(_datetime),
+    description="Date with time (isoformat)",
+)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | set | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return value
+
+
+JSON = GraphQLScalarType(
+    "JSON",
+    serialize=_plain,
+    parse_value=lambda v: v,
+    description="Any JSON value (a DynamoDB map, list or set).",
+)
+
+BUILT_IN = {
+    "String": GraphQLString,
+    "Int": GraphQLInt,
+    "Float": GraphQLFloat,
+    "Boolean": GraphQLBoolean,
+    "ID": GraphQLID,
+    "Date": DATE,
+    "DateTime": DATETIME,
+    "JSON": JSON,
+}
+
+
+def _scalar(name: str, value: Any, enums: frozenset[str]) -> Any:
+    if name in ("String", "ID", "Date", "DateTime") or name in enums:
+        if isinstance(value, str):
+            return value
+    elif name == "Int":
+        if isinstance(value, Decimal) and value == value.to_integral_value():
+            return int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif name == "Float":
+        if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
+            return float(value)
+    elif name == "Boolean":
+        if isinstance(value, bool):
+            return value
+    elif name == "JSON":
+        return value
+    else:
+        return value
+    raise WrongType(f"holds {type(value).__name__} {str(value)[:40]!r}, not {name}")
+
+
+def to_graphql(ref: TypeRef, value: Any, enums: frozenset[str]) -> Any:
+    """A stored value as the GraphQL value of ``ref`` (None stays None)."""
+    if value is None:
+        return None
+    if ref.list:
+        if not isinstance(value, list | set | tuple):
+            raise WrongType(f"holds {type(value).__name__}, not a list")
+        return [None if v is None else _scalar(ref.name, v, enums) for v in value]
+    return _scalar(ref.name, value, enums)
+
+
+def from_graphql(ref: TypeRef, value: Any) -> Any:
+    """An input value as stored: floats as Decimal (DynamoDB numbers), the rest as given."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, list):
+        return [from_graphql(ref, v) for v in value]
+    if isinstance(value, dict):
+        return {k: from_graphql(ref, v) for k, v in value.items()}
+    return value

@@ -1,0 +1,373 @@
+"""The GraphQL schema of a model, built at startup with graphql-core: node types, Relay
+connections with edge fields, ``node``/``nodes``, root lookups whose arguments are the key's
+placeholders, access-pattern roots and the generated mutations. Nothing here names a type of a
+particular model."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from graphql import (
+    GraphQLArgument,
+    GraphQLBoolean,
+    GraphQLEnumType,
+    GraphQLEnumValue,
+    GraphQLField,
+    GraphQLID,
+    GraphQLInt,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    GraphQLString,
+)
+
+from graph.items import Codec, Ref
+from model import EdgeType, Field, Model, NodeType, TypeRef
+from model.types import EdgeEnd
+
+from .fields import Plan, Resolvers, lookup, lookup_args
+from .mutations import mutation_type
+from .scalars import BUILT_IN
+
+__all__ = ["build_schema"]
+
+FIRST = "How many edges to return: 0 to 100, default 20."
+AFTER = "Return the edges after this cursor."
+ID_HELP = "A bare id or a global id of this type."
+
+
+class _Builder:
+    def __init__(self, model: Model, codec: Codec) -> None:
+        self.model = model
+        self.codec = codec
+        self.r = Resolvers(model, codec)
+        self.named: dict[str, GraphQLNamedType] = dict(BUILT_IN)
+        for name, values in model.enums.items():
+            self.named[name] = GraphQLEnumType(name, {v: GraphQLEnumValue(v) for v in values})
+        self.node = GraphQLInterfaceType(
+            "Node",
+            {"id": GraphQLField(GraphQLNonNull(GraphQLID), description="The global id.")},
+            resolve_type=lambda ref, _info, _type: ref.type.name,
+            description="An object with a global id, fetchable with `node(id:)`.",
+        )
+        self.page_info = GraphQLObjectType(
+            "PageInfo",
+            {
+                "hasNextPage": GraphQLField(
+                    GraphQLNonNull(GraphQLBoolean), description="Whether more edges follow."
+                ),
+                "endCursor": GraphQLField(
+                    GraphQLString, description="Pass as `after` for the next page."
+                ),
+            },
+            description="Where a page of a connection ends.",
+        )
+        self.objects: dict[str, GraphQLObjectType] = {}
+        self.connections: dict[str, GraphQLObjectType] = {}
+        for node in model.types.values():
+            self.objects[node.name] = GraphQLObjectType(
+                node.name,
+                partial(self.fields_of, node),
+                interfaces=[self.node],
+                description=node.description or self._describe(node),
+                is_type_of=partial(_is_type_of, node.name),
+            )
+
+    @staticmethod
+    def _describe(node: NodeType) -> str:
+        key = node.pk.text if node.single else f"{node.pk.text} / {node.sk.text}"
+        return f"A {node.name} (key `{key}`)."
+
+    def output(self, ref: TypeRef) -> Any:
+        named: Any = self.objects.get(ref.name) or self.named[ref.name]
+        if ref.list:
+            named = GraphQLList(GraphQLNonNull(named) if ref.item_non_null else named)
+        return GraphQLNonNull(named) if ref.non_null else named
+
+    def input(self, ref: TypeRef) -> Any:
+        return self.output(ref)
+
+    # ---- connections -----------------------------------------------------------------------
+
+    def connection(
+        self, name: str, edge_name: str, node: str, extra: dict[str, GraphQLField], description: str
+    ) -> GraphQLObjectType:
+        if name in self.connections:
+            return self.connections[name]
+        r = self.r
+        edge_type = GraphQLObjectType(
+            edge_name,
+            lambda: {
+                "cursor": GraphQLField(
+                    GraphQLNonNull(GraphQLString),
+                    resolve=lambda e, _i: e.cursor,
+                    description="Opaque position of this edge; pass as `after` to continue.",
+                ),
+                **extra,
+                "node": GraphQLField(
+                    GraphQLNonNull(self.objects[node]), resolve=lambda e, _i: e.node
+                ),
+            },
+            description=f"A {node} in {description}.",
+        )
+        connection = GraphQLObjectType(
+            name,
+            {
+                "pageInfo": GraphQLField(
+                    GraphQLNonNull(self.page_info),
+                    resolve=r.page_info,
+                    description="Pagination state of this page.",
+                ),
+                "totalCount": GraphQLField(
+                    GraphQLNonNull(GraphQLInt),
+                    resolve=r.total_count,
+                    description="How many edges the whole connection has, on every page.",
+                ),
+                "edges": GraphQLField(
+                    GraphQLNonNull(GraphQLList(GraphQLNonNull(edge_type))),
+                    resolve=r.edges,
+                    description="The edges of this page, in order.",
+                ),
+            },
+            description=description[:1].upper() + description[1:] + ".",
+        )
+        self.connections[name] = connection
+        return connection
+
+    def node_connection(self, node: NodeType) -> GraphQLObjectType:
+        return self.connection(
+            node.names["connection"],
+            node.names["edge"],
+            node.name,
+            {},
+            f"a list of {node.name}",
+        )
+
+    def edge_connection(self, edge: EdgeType, end: EdgeEnd, far: str) -> GraphQLObjectType:
+        extra = {
+            name: GraphQLField(
+                self.output(f.type), resolve=self.r.edge_field(f), description=f.description
+            )
+            for name, f in edge.fields.items()
+        }
+        what = "incoming" if far == edge.source else "outgoing"
+        return self.connection(
+            end.connection, end.edge, far, extra, f"the {what} {edge.label} edges"
+        )
+
+    def edge_type_for(self, edge: EdgeType) -> GraphQLObjectType:
+        """The Relay edge an add mutation returns."""
+        if edge.forward is not None:
+            conn = self.edge_connection(edge, edge.forward, edge.target)
+        elif edge.reverse is not None:
+            conn = self.edge_connection(edge, edge.reverse, edge.source)
+        else:
+            from model.compile import camel
+
+            stem = camel(edge.label)
+            end = EdgeEnd("", False, None, None, f"{stem}Connection", f"{stem}Edge")
+            conn = self.edge_connection(edge, end, edge.target)
+        edges_type = conn.fields["edges"].type
+        edge_type: GraphQLObjectType = edges_type.of_type.of_type.of_type
+        return edge_type
+
+    def args(
+        self, pairs: tuple[tuple[str, TypeRef], ...] | list[tuple[str, TypeRef]], paged: bool = True
+    ) -> dict[str, GraphQLArgument]:
+        out = {name: GraphQLArgument(self.input(t)) for name, t in pairs}
+        if paged:
+            out["first"] = GraphQLArgument(GraphQLInt, description=FIRST)
+            out["after"] = GraphQLArgument(GraphQLString, description=AFTER)
+        return out
+
+    def planned(
+        self,
+        type_: GraphQLOutputType,
+        plan: Plan,
+        kind: str,
+        args: dict[str, GraphQLArgument],
+        description: str | None,
+        resolve: Any = None,
+    ) -> GraphQLField:
+        return GraphQLField(
+            type_,
+            args,
+            resolve or self.r.connection(plan),
+            description=description,
+            extensions={"plan": plan, "kind": kind},
+        )
+
+    # ---- node types ------------------------------------------------------------------------
+
+    def fields_of(self, node: NodeType) -> dict[str, GraphQLField]:
+        r, model = self.r, self.model
+        out: dict[str, GraphQLField] = {
+            "id": GraphQLField(
+                GraphQLNonNull(GraphQLID), resolve=r.global_id, description="The global id."
+            )
+        }
+        plans: dict[str, Plan] = {}
+        for child in model.types.values():
+            if child.parent is not None and child.parent.type == node.name:
+                plans[child.parent.collection] = r.children(child)
+        for query in model.queries.values():
+            if query.on == node.name:
+                plans[query.field] = r.query(query)
+        for name, f in node.fields.items():
+            out[name] = self.field(node, f, plans)
+        if model.version_attribute is not None:
+            version = Field("version", TypeRef("Int", True), model.version_attribute)
+            out["version"] = GraphQLField(
+                GraphQLNonNull(GraphQLInt),
+                resolve=r.value(version),
+                description="Optimistic-locking version.",
+            )
+        if node.parent is not None:
+            parent = node.parent
+            out[parent.field] = GraphQLField(
+                GraphQLNonNull(self.objects[parent.type]),
+                resolve=r.parent(node),
+                description=f"The {parent.type} this belongs to.",
+            )
+        for child in model.types.values():
+            if child.parent is not None and child.parent.type == node.name:
+                pairs = [(a, child.fields[a].type.nullable()) for a in child.parent.arguments]
+                out[child.parent.collection] = self.planned(
+                    GraphQLNonNull(self.node_connection(child)),
+                    plans[child.parent.collection],
+                    "children",
+                    self.args(pairs),
+                    child.parent.description,
+                )
+        for edge in model.edges.values():
+            if edge.source == node.name and edge.forward is not None:
+                out[edge.forward.field] = self.edge(
+                    edge, edge.forward, r.forward(edge), edge.target
+                )
+            if edge.target == node.name and edge.reverse is not None:
+                out[edge.reverse.field] = self.edge(
+                    edge, edge.reverse, r.reverse(edge), edge.source
+                )
+        for query in model.queries.values():
+            if query.on == node.name:
+                result = model.types[query.type]
+                out[query.field] = self.planned(
+                    GraphQLNonNull(self.node_connection(result)),
+                    plans[query.field],
+                    "connection",
+                    self.args(query.arguments),
+                    query.description,
+                )
+        return out
+
+    def edge(self, edge: EdgeType, end: EdgeEnd, plan: Plan, far: str) -> GraphQLField:
+        if end.one:
+            return self.planned(
+                self.objects[far], plan, "one", {}, end.description, resolve=self.r.one(plan)
+            )
+        conn = self.edge_connection(edge, end, far)
+        return self.planned(
+            GraphQLNonNull(conn), plan, "connection", self.args(()), end.description
+        )
+
+    def field(self, node: NodeType, f: Field, plans: dict[str, Plan]) -> GraphQLField:
+        r = self.r
+        type_ = self.output(f.type)
+        if f.kind == "key":
+            resolve = r.key_value(f)
+        elif f.kind == "ref":
+            resolve = r.reference(f, node)
+        elif f.kind == "first":
+            plan = plans[f.collection or ""]
+            return self.planned(type_, plan, "first", {}, f.description, resolve=r.first(f, plan))
+        elif f.kind == "sum":
+            plan = plans[f.collection or ""]
+            child = self._collection_type(node, f.collection or "")
+            summed = child.fields[f.summed or ""]
+            return self.planned(
+                type_, plan, "sum", {}, f.description, resolve=r.sum(f, plan, summed)
+            )
+        else:
+            resolve = r.value(f)
+        return GraphQLField(type_, resolve=resolve, description=f.description)
+
+    def _collection_type(self, node: NodeType, collection: str) -> NodeType:
+        for child in self.model.types.values():
+            if (
+                child.parent
+                and child.parent.type == node.name
+                and child.parent.collection == collection
+            ):
+                return child
+        query = next(
+            q for q in self.model.queries.values() if q.on == node.name and q.field == collection
+        )
+        return self.model.types[query.type]
+
+    # ---- roots -----------------------------------------------------------------------------
+
+    def query_type(self) -> GraphQLObjectType:
+        codec, r = self.codec, self.r
+        fields: dict[str, GraphQLField] = {
+            "node": GraphQLField(
+                self.node,
+                {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))},
+                resolve=lambda _root, info, id: lookup(info, codec.from_global_id(id)),
+                description="Any node by its global id.",
+            ),
+            "nodes": GraphQLField(
+                GraphQLNonNull(GraphQLList(self.node)),
+                {"ids": GraphQLArgument(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLID))))},
+                resolve=lambda _root, info, ids: [
+                    lookup(info, codec.from_global_id(i)) for i in ids
+                ],
+                description="Nodes by global id, in order; null where there is none.",
+            ),
+        }
+        for node in self.model.types.values():
+            if node.single:
+                args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
+            else:
+                args = self.args([(k, _key_type(node, k)) for k in node.key_fields], paged=False)
+            fields[node.names["lookup"]] = GraphQLField(
+                self.objects[node.name],
+                args,
+                resolve=lambda _root, info, node=node, **a: lookup(
+                    info, lookup_args(codec, node, a)
+                ),
+                description=f"A {node.name} by its key.",
+            )
+        for query in self.model.queries.values():
+            if query.on is None:
+                result = self.model.types[query.type]
+                plan = r.query(query)
+                fields[query.field] = GraphQLField(
+                    GraphQLNonNull(self.node_connection(result)),
+                    self.args(query.arguments),
+                    resolve=lambda _root, info, plan=plan, **a: plan(None, a, info.context),
+                    description=query.description,
+                )
+        return GraphQLObjectType("Query", fields, description="Reads.")
+
+
+def _is_type_of(name: str, value: Any, _info: Any) -> bool:
+    return isinstance(value, Ref) and value.type.name == name
+
+
+def _key_type(node: NodeType, placeholder: str) -> TypeRef:
+    if placeholder == "id":
+        return TypeRef("ID", True)
+    return TypeRef(node.fields[placeholder].type.name, True)
+
+
+def build_schema(model: Model, codec: Codec, read_only: bool = False) -> GraphQLSchema:
+    builder = _Builder(model, codec)
+    query = builder.query_type()
+    mutation = None if read_only else mutation_type(builder)
+    types = [*builder.objects.values()]
+    return GraphQLSchema(query, mutation, types=types)

@@ -1,0 +1,113 @@
+"""The summary ``edgewise check-model`` prints: the model's types, edges and indexes, and each
+access pattern with the DynamoDB operations it costs."""
+
+from __future__ import annotations
+
+from model import Model, NodeType, Query
+from model.types import SHARD
+
+__all__ = ["access_patterns", "summary"]
+
+
+def _key(node: NodeType) -> str:
+    return node.pk.text if node.single else f"{node.pk.text} / {node.sk.text}"
+
+
+def _where(index: str | None) -> str:
+    return "the table" if index is None else index
+
+
+def _query_cost(model: Model, query: Query) -> str:
+    where = _where(query.index.name)
+    branches = (query.shards or 1) if SHARD in query.partition.placeholders else 1
+    fan = ""
+    if query.fan_out:
+        values = 1
+        for name in query.fan_out:
+            values *= len(model.enums[model.types[query.type].fields[name].type.name])
+        fan = (
+            f"; without {', '.join(query.fan_out)}: {values * branches} Queries in parallel, merged"
+        )
+    order = "newest first" if query.order == "desc" else "in key order"
+    if branches > 1:
+        return f"{branches} Queries on {where} in parallel (shards), merged, {order}{fan}"
+    return f"Query {where}, {order}{fan}"
+
+
+def access_patterns(model: Model) -> list[tuple[str, str]]:
+    """(GraphQL field, DynamoDB cost) for every way the schema reads."""
+    rows: list[tuple[str, str]] = []
+    for node in model.types.values():
+        args = "id:" if node.single else ", ".join(f"{k}:" for k in node.key_fields)
+        rows.append((f"{node.names['lookup']}({args})", "GetItem (BatchGetItem with its wave)"))
+        if node.parent is not None:
+            prefix = node.sk.literal_prefix
+            rows.append(
+                (
+                    f"{node.parent.type}.{node.parent.collection}",
+                    f"Query the table, begins_with({model.sort_key}, {prefix!r})"
+                    + " (a lookup of the parent reads it in the same Query)",
+                )
+            )
+    for edge in model.edges.values():
+        target, source = model.types[edge.target], model.types[edge.source]
+        if edge.forward is not None:
+            rows.append(
+                (
+                    f"{edge.source}.{edge.forward.field}",
+                    f"Query the table, begins_with({model.sort_key}, {target.pk.literal_prefix!r})"
+                    + (", limit 1" if edge.forward.one else ""),
+                )
+            )
+        if edge.reverse is not None and edge.reverse.index is not None:
+            rows.append(
+                (
+                    f"{edge.target}.{edge.reverse.field}",
+                    f"Query {edge.reverse.index.name} (edges read in reverse; "
+                    f"{source.name} ends batched with the next wave)",
+                )
+            )
+    for query in model.queries.values():
+        name = f"{query.on}.{query.field}" if query.on else query.field
+        args = ", ".join(f"{a}:" for a, _ in query.arguments)
+        rows.append((f"{name}({args})" if args else name, _query_cost(model, query)))
+    for node in model.types.values():
+        for f in node.fields.values():
+            if f.kind == "ref":
+                rows.append((f"{node.name}.{f.name}", "BatchGetItem, batched with its wave"))
+            elif f.kind in ("first", "sum"):
+                rows.append(
+                    (
+                        f"{node.name}.{f.name}",
+                        f"the {f.collection} Query"
+                        + (", limit 1" if f.kind == "first" else ", every page, summed"),
+                    )
+                )
+    return rows
+
+
+def summary(model: Model) -> str:
+    lines = [
+        f"model {model.name}: table {model.table!r}, keys {model.partition_key}/{model.sort_key}"
+        + (f", type attribute {model.type_attribute!r}" if model.type_attribute else ""),
+    ]
+    if model.indexes:
+        lines.append(
+            "indexes: "
+            + ", ".join(
+                f"{i.name} ({i.pk}{', ' + i.sk if i.sk else ''})" for i in model.indexes.values()
+            )
+        )
+    lines.append(f"types ({len(model.types)}):")
+    for node in model.types.values():
+        parent = f", child of {node.parent.type}" if node.parent else ""
+        lines.append(f"  {node.name}: {_key(node)}{parent}")
+    if model.edges:
+        lines.append(f"edges ({len(model.edges)}):")
+        for edge in model.edges.values():
+            lines.append(f"  {edge.label}: {edge.source} -> {edge.target}")
+    rows = access_patterns(model)
+    width = max(len(name) for name, _ in rows)
+    lines.append(f"access patterns ({len(rows)}):")
+    lines += [f"  {name.ljust(width)}  {cost}" for name, cost in rows]
+    return "\n".join(lines) + "\n"
