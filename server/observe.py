@@ -2,7 +2,7 @@
 
 :func:`observed` wraps the ``/graphql`` endpoint. It gives each request an
 :class:`Observation`, which the request's table tells of every DynamoDB call it sends (it is the
-table's :class:`graph.table.Observer`) and its dataloaders of every batch; when the endpoint has
+table's :class:`graph.observer.Observer`) and its dataloaders of every batch; when the endpoint has
 answered, it logs the request (``edgewise.request``), updates the app's
 :class:`server.metrics.Metrics` and ends the request's spans. The log line carries the request
 id, the operation name, the status, the duration, the DynamoDB requests and rounds and the error
@@ -88,7 +88,7 @@ def _error_codes(response: Response) -> list[str]:
 
 
 class Observation:
-    """One GraphQL request as the table and the loaders report it; a :class:`graph.table.Observer`.
+    """One GraphQL request as its table and loaders report it (a graph.observer.Observer).
 
     ``requests`` and ``rounds`` count as the request's :class:`graph.table.Trace` does. With a
     tracer, the request has a SERVER span, each round an INTERNAL span under it, and each
@@ -184,6 +184,11 @@ class Observation:
         """Log the request and record it in the metrics and the span (``status`` is for a
         request that ended with no response: 500 for a crash, 499 when the client left)."""
         seconds = time.perf_counter() - self.started
+        if response is not None and not str(response.media_type).startswith("application/"):
+            # the playground's page, or its 404 under --production: not a GraphQL request
+            if self.span is not None:
+                self.span.end()
+            return
         codes = ["INTERNAL_SERVER_ERROR"] if response is None and status == 500 else []
         if response is not None:
             status, codes = response.status_code, _error_codes(response)
@@ -195,11 +200,6 @@ class Observation:
             limits.tokens if limits is not None else 2000,
         )
         ok = status < 400 and not codes
-        if response is not None and not str(response.media_type).startswith("application/"):
-            # the playground's page, or its 404 under --production: not a GraphQL request
-            if self.span is not None:
-                self.span.end()
-            return
         if self.metrics is not None:
             self.metrics.request(operation, ok, seconds, self.requests, self.rounds)
         fields: dict[str, Any] = {

@@ -4,6 +4,7 @@ numbers, and no token, header value or variable value is ever written."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -16,7 +17,10 @@ from typing import Any
 
 import httpx
 
-from graph.embedded import free_port
+from graph.client import Endpoint, create_table, open_client
+from graph.embedded import EmbeddedDynamoDB, free_port
+from graph.seed import demo_items
+from graph.table import Table
 from server.logs import AccessPath, JsonFormatter
 from tests.tokens import SECRET, bearer, hs256
 
@@ -48,7 +52,17 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def test_json_logs_are_one_object_a_line_and_never_hold_a_secret(tmp_path: Path) -> None:
+async def _demo_table(url: str) -> None:
+    async with open_client(Endpoint(url)) as client:
+        await create_table(client, "graph")
+        await Table(client, "graph").batch_write(demo_items())
+
+
+def test_json_logs_are_one_object_a_line_and_never_hold_a_secret(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    dynamodb.reset()
+    asyncio.run(_demo_table(dynamodb.url))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     admin = hs256(roles=["admin"])
@@ -63,7 +77,7 @@ def test_json_logs_are_one_object_a_line_and_never_hold_a_secret(tmp_path: Path)
     }
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
-            [*EDGEWISE, "serve", "--port", str(port), "--dynamodb", "embedded"],
+            [*EDGEWISE, "serve", "--port", str(port), "--dynamodb", dynamodb.url],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
