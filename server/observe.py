@@ -12,7 +12,6 @@ codes: never a header's value, a token or a variable.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
@@ -22,7 +21,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiodataloader import DataLoader
-from graphql import GraphQLError, OperationDefinitionNode, parse
+from graphql import GraphQLError, Source, TokenKind
+from graphql.language.lexer import Lexer
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -38,7 +38,7 @@ __all__ = ["ANONYMOUS", "Observation", "note_params", "observed", "operation_nam
 log = logging.getLogger("edgewise.request")
 
 ANONYMOUS = "anonymous"
-CACHED_QUERY = 4096  # characters: a longer document's name is not cached
+OPERATIONS = frozenset({"query", "mutation", "subscription"})
 CLIENT_CLOSED = 499  # the status nginx logs for a request whose client closed the connection
 NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,99}")  # a GraphQL name, at most 100 characters
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -52,26 +52,40 @@ def note_params(request: Request, params: Mapping[str, Any]) -> None:
 
 def operation_name(query: object, name: object, max_tokens: int = 2000) -> str:
     """The operation a request runs, for logs and labels: ``operationName`` when given, else the
-    name of the document's only operation, else :data:`ANONYMOUS`. A name that is not a GraphQL
-    name of at most 100 characters is :data:`server.metrics.OTHER`."""
+    name of the document's first operation, else :data:`ANONYMOUS`. A name that is not a GraphQL
+    name of at most 100 characters is :data:`server.metrics.OTHER`.
+
+    The document is not parsed again: its tokens are read only up to the first operation's name
+    (usually the first two), past any fragment defined before it.
+    """
     if isinstance(name, str) and name:
         return name if NAME.fullmatch(name) else OTHER
     if not isinstance(query, str):
         return ANONYMOUS
-    if len(query) <= CACHED_QUERY:  # clients send the same documents again and again
-        return _document_name(query, max_tokens)
-    return _document_name.__wrapped__(query, max_tokens)
-
-
-@functools.lru_cache(maxsize=256)
-def _document_name(query: str, max_tokens: int) -> str:
+    lexer = Lexer(Source(query))
+    depth, in_fragment = 0, False
     try:
-        document = parse(query, no_location=True, max_tokens=max_tokens)
+        for _ in range(max_tokens):
+            token = lexer.advance()
+            if token.kind is TokenKind.EOF:
+                break
+            if token.kind is TokenKind.BRACE_L:
+                if depth == 0 and not in_fragment:
+                    break  # the query shorthand: `{ ... }`
+                depth += 1
+            elif token.kind is TokenKind.BRACE_R:
+                depth -= 1
+                in_fragment = in_fragment and depth > 0
+            elif depth == 0 and token.kind is TokenKind.NAME:
+                if token.value == "fragment":
+                    in_fragment = True
+                elif not in_fragment and token.value in OPERATIONS:
+                    following = lexer.advance()
+                    if following.kind is TokenKind.NAME and following.value:
+                        return following.value
+                    break
     except GraphQLError:
-        return ANONYMOUS
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    if len(operations) == 1 and operations[0].name is not None:
-        return operations[0].name.value
+        pass
     return ANONYMOUS
 
 
