@@ -19,7 +19,8 @@ playground/node_modules/.package-lock.json: playground/package.json playground/p
 
 playground: playground/node_modules/.package-lock.json
 
-# The graphql-http audit suite (GraphQL over HTTP conformance) for tests/http/test_graphql_over_http.py.
+# Node packages of tests/http: the graphql-http audit suite (test_graphql_over_http.py), and the real
+# clients of test_clients.py (Apollo Client, urql, puppeteer-core driving Debian's chromium).
 tests/http/node_modules/.package-lock.json: tests/http/package.json tests/http/package-lock.json
 	cd tests/http && npm ci --no-audit --no-fund --loglevel=error
 

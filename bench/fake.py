@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.keys import ItemKey
-from graph.table import KEYS, to_dynamo
+from graph.table import DEMO_LAYOUT, to_dynamo
 
 from .memory import Memory
 
@@ -33,7 +33,7 @@ class FakeDynamoDB:
         values = params["ExpressionAttributeValues"]
         prefix = values[":r"]["S"] if ":r" in values else None
         start = params.get("ExclusiveStartKey")
-        after = start[KEYS[index][1]]["S"] if start else None
+        after = start[DEMO_LAYOUT.keys(index)[1]]["S"] if start else None
         limit = params.get("Limit")
         forward = params.get("ScanIndexForward", True)
         found = self.memory.query(
@@ -47,6 +47,6 @@ class FakeDynamoDB:
         if limit is not None and len(found) > limit:
             last = page[-1]
             response["LastEvaluatedKey"] = {
-                name: {"S": last[name]} for name in {"PK", "SK", *KEYS[index]}
+                name: {"S": last[name]} for name in {"PK", "SK", *DEMO_LAYOUT.keys(index)}
             }
         return response

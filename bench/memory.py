@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from graph.keys import ItemKey
-from graph.table import KEYS, Item
+from graph.table import DEMO_LAYOUT, Item
 
 __all__ = ["Memory"]
 
@@ -21,7 +21,7 @@ class Memory:
         for item in items:
             self.items[ItemKey(item["PK"], item["SK"])] = item
         for index in (None, "inverted"):
-            hash_attr, range_attr = KEYS[index]
+            hash_attr, range_attr = DEMO_LAYOUT.keys(index)
             for item in self.items.values():
                 self.partitions.setdefault((index, item[hash_attr]), []).append(item)
             for (ix, _), members in self.partitions.items():
@@ -42,7 +42,7 @@ class Memory:
         after: Any = None,
     ) -> list[Item]:
         """The items a Query page returns (``after`` is a range-key value to start past)."""
-        range_attr = KEYS[index][1]
+        range_attr = DEMO_LAYOUT.keys(index)[1]
         members = self.partitions.get((index, partition), [])
         if not forward:
             members = members[::-1]

@@ -10,13 +10,14 @@ taken as success: a retry whose first attempt applied (single-item writes have n
 from __future__ import annotations
 
 import asyncio
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from model import EdgeType, Model, NodeType
+from model import EdgeType, Field, Model, NodeType
 from model.types import SHARD
 
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
@@ -188,8 +189,14 @@ class Writer:
         on_fail: Failure | None,
         kind: str = "ConditionCheck",
         version: int | None = None,
+        adds: Mapping[str, int] | None = None,
     ) -> _Action:
-        action = _Action(kind, key, {"Key": self.layout.key(key)})
+        """An action on an item that must exist (at ``version``): a ConditionCheck, a Delete,
+        or with ``adds`` an Update of counters, which is then the existence check."""
+        if adds:
+            action = self._update(key, {}, adds=adds)
+        else:
+            action = _Action(kind, key, {"Key": self.layout.key(key)})
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
         if version is not None and self.model.version_attribute:
             action.condition += (
@@ -231,14 +238,57 @@ class Writer:
 
         taken = Conflict(f"{node.name} {self._describe(node, key)} already exists")
         actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: taken)]
+        actions += self._claims(node, key, {}, values)
         if node.parent is not None:
-            parent = self.model.types[node.parent.type]
-            link = {theirs: values[mine] for mine, theirs in node.parent.link}
-            parent_key = self.codec.key(parent, link)
-            missing = NotFound(f"{parent.name} {parent_key.pk} does not exist")
-            actions.append(self._exists(parent_key, lambda _o: missing))
+            parent_key = self._parent_key(node, key)
+            missing = NotFound(f"{node.parent.type} {parent_key.pk} does not exist")
+            counter = node.parent_counter
+            adds = {counter: 1} if counter else None
+            actions.append(self._exists(parent_key, lambda _o: missing, adds=adds))
         await self._commit(actions)
         return item
+
+    def _parent_key(self, node: NodeType, key: ItemKey) -> ItemKey:
+        assert node.parent is not None
+        values = self.codec.key_values(node, key) or {}
+        link = {theirs: values[mine] for mine, theirs in node.parent.link}
+        return self.codec.key(self.model.types[node.parent.type], link)
+
+    def _claim_key(self, field: Field, value: Any) -> ItemKey:
+        assert field.unique is not None
+        text = str(value).lower() if field.unique.case_insensitive else str(value)
+        claim = self.codec.format(field.unique.key, {field.name: text})
+        return ItemKey(claim, claim)
+
+    def claim_item(self, field: Field, value: Any, owner: ItemKey) -> Item:
+        """The item claiming a unique field's value for its node (``owner``: the node's key)."""
+        claim = self._claim_key(field, value)
+        return {self.layout.pk: claim.pk, self.layout.sk: claim.sk, "owner": owner.pk}
+
+    def _claims(
+        self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> list[_Action]:
+        """Claim items of unique fields whose value changes: the new one put (CONFLICT when
+        another node holds it), the old one deleted."""
+        actions = []
+        for name, unique in node.fields.items():
+            if unique.unique is None:
+                continue
+            old, new = before.get(name), after.get(name)
+            same = (
+                (str(old).lower() == str(new).lower())
+                if unique.unique.case_insensitive and old is not None and new is not None
+                else old == new
+            )
+            if same:
+                continue
+            if old is not None:
+                actions.append(_delete(self, self._claim_key(unique, old)))
+            if new is not None:
+                item = self.claim_item(unique, new, key)
+                taken = Conflict(f"the {name} {new!r} is already used by another {node.name}")
+                actions.append(self._put(item, "attribute_not_exists({pk})", _always(taken)))
+        return actions
 
     def _describe(self, node: NodeType, key: ItemKey) -> str:
         return key.pk if node.single else f"{key.pk} / {key.sk}"
@@ -287,7 +337,8 @@ class Writer:
 
         action.on_fail = stale
         action.leaves = new
-        actions = [action] + await self._copies(node, key, before, after)
+        actions = [action, *self._claims(node, key, before, after)]
+        actions += await self._copies(node, key, before, after)
         await self._commit(actions)
         return new
 
@@ -351,14 +402,14 @@ class Writer:
         return None
 
     async def delete(self, node: NodeType, key: ItemKey) -> None:
-        """Delete a node, its children and its edges in both directions: one transaction when
-        it fits, else the edges and children in batches and the node last."""
+        """Delete a node with its unique claims, its children and its edges in both directions,
+        decrementing the counters at their far ends: one transaction, conditioned on the node's
+        version and counters being as read, when it fits; else the children and edges first, in
+        transactions of up to 100 actions, and the node last."""
         old = await self.table.get_item(key)
         if old is None:
             raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
-        version_attr = self.model.version_attribute
-        version = int(old[version_attr]) if version_attr and version_attr in old else None
-        related = await self._related(node, key)
+        removals = await self._related(node, key)
         gone = NotFound(f"{node.name} {key.pk} does not exist")
 
         def changed(current: Item | None) -> EdgewiseError:
@@ -366,18 +417,49 @@ class Writer:
                 return gone
             return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
 
+        version_attr = self.model.version_attribute
+        version = int(old[version_attr]) if version_attr and version_attr in old else None
         delete = self._exists(key, changed, "Delete", version)
-        if len(related) + 1 <= MAX_ACTIONS:
-            await self._commit([delete] + [_delete(self, k) for k in related])
-            return
-        for start in range(0, len(related), MAX_ACTIONS):
-            chunk = related[start : start + MAX_ACTIONS]
-            await self.table.batch_write(deletes=chunk)
-        await self._commit([delete])
+        for counter in node.counters(self.model):  # no edge added or removed meanwhile
+            name = delete.expr.name(counter)
+            delete.condition = f"{delete.condition} AND " + (
+                f"{name} = {delete.expr.value(old[counter])}"
+                if counter in old
+                else f"attribute_not_exists({name})"
+            )
+        last = [delete, *self._claims(node, key, self.values_of(node, old), {})]
+        if node.parent_counter is not None:
+            last.append(
+                self._update(self._parent_key(node, key), {}, adds={node.parent_counter: -1})
+            )
+        while len(last) + _cost(removals) > MAX_ACTIONS:
+            batch, removals = self._pack(removals)
+            await self._commit(batch)
+        batch, rest = self._pack(removals)
+        assert not rest
+        await self._commit(last + batch)
 
-    async def _related(self, node: NodeType, key: ItemKey) -> list[ItemKey]:
-        """Keys of the node's children and of the edges at either end."""
-        found: list[ItemKey] = []
+    def _pack(self, removals: list[_Removal]) -> tuple[list[_Action], list[_Removal]]:
+        """As many removals as fit in one transaction (with one counter update per far node),
+        and the rest."""
+        deltas: dict[ItemKey, dict[str, int]] = {}
+        taken = 0
+        for removal in removals:
+            extra = removal.far is not None and removal.far not in deltas
+            if taken + len(deltas) + 1 + extra > MAX_ACTIONS:
+                break
+            taken += 1
+            if removal.far is not None and removal.counter is not None:
+                counts = deltas.setdefault(removal.far, {})
+                counts[removal.counter] = counts.get(removal.counter, 0) - 1
+        actions = [_delete(self, r.key) for r in removals[:taken]]
+        actions += [self._update(far, {}, adds=counts) for far, counts in deltas.items()]
+        return actions, removals[taken:]
+
+    async def _related(self, node: NodeType, key: ItemKey) -> list[_Removal]:
+        """The node's children, and its edges at either end with the counter they hold at
+        their far end."""
+        found: dict[ItemKey, _Removal] = {}
         reads = Reads(self.table)
         loads = []
         if node.single:
@@ -393,15 +475,22 @@ class Writer:
                 if item_key == key or item_key in found:
                     continue
                 kind = self.codec.node_type(item)
-                found_edge = self.codec.edge_type(item) if kind is None else None
-                child = (
-                    kind is not None and kind.parent is not None and kind.parent.type == node.name
+                if kind is not None:
+                    if kind.parent is not None and kind.parent.type == node.name:
+                        found[item_key] = _Removal(item_key)
+                    continue
+                found_edge = self.codec.edge_type(item)
+                if found_edge is None or node.name not in (found_edge.source, found_edge.target):
+                    continue
+                outgoing = item_key.pk == key.pk
+                far = (
+                    ItemKey(item_key.sk, item_key.sk)
+                    if outgoing
+                    else ItemKey(item_key.pk, item_key.pk)
                 )
-                if child or (
-                    found_edge is not None and node.name in (found_edge.source, found_edge.target)
-                ):
-                    found.append(item_key)
-        return found
+                counter = found_edge.counter("to" if outgoing else "from")
+                found[item_key] = _Removal(item_key, far if counter else None, counter)
+        return list(found.values())
 
     # ---- edges -----------------------------------------------------------------------------
 
@@ -433,21 +522,35 @@ class Writer:
         repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
         actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: repeated)]
         for end, ref in (("from", source), ("to", target)):
-            if end == "to" and ref.key == source.key:
-                continue
-            actions.append(self._exists(ref.key, _gone_or_changed(ref), version=versions[end]))
+            counter = edge.counter(end)
+            actions.append(
+                self._exists(
+                    ref.key,
+                    _gone_or_changed(ref),
+                    version=versions[end],
+                    adds={counter: 1} if counter else None,
+                )
+            )
         await self._commit(actions)
         return item
 
     async def remove_edge(self, edge: EdgeType, source: Ref, target: Ref) -> bool:
         """Delete an edge; False when there was none."""
         key = self.codec.edge_key(edge, source.key, target.key)
-        action = self._exists(key, lambda _old: _Missing(), "Delete")
+        actions = [self._exists(key, lambda _old: _Missing(), "Delete")]
+        for end, ref in (("from", source), ("to", target)):
+            counter = edge.counter(end)
+            if counter:
+                actions.append(self._update(ref.key, {}, adds={counter: -1}))
         try:
-            await self._commit([action])
+            await self._commit(actions)
         except _Missing:
             return False
         return True
+
+
+def _always(error: EdgewiseError) -> Failure:
+    return lambda _old: error
 
 
 def _gone_or_changed(ref: Ref) -> Failure:
@@ -457,6 +560,19 @@ def _gone_or_changed(ref: Ref) -> Failure:
         return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
 
     return failure
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """An item that goes with a deleted node, and the counter it holds at its far end."""
+
+    key: ItemKey
+    far: ItemKey | None = None
+    counter: str | None = None
+
+
+def _cost(removals: list[_Removal]) -> int:
+    return len(removals) + len({r.far for r in removals if r.far is not None})
 
 
 def _delete(writer: Writer, key: ItemKey) -> _Action:
@@ -474,10 +590,17 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
     model, codec = writer.model, writer.codec
     items: list[Item] = []
     values: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[ItemKey, Counter[str]] = defaultdict(Counter)
     for entry in sample.get("nodes", []):
         node = model.types[entry["type"]]
         fields = {k: _stored(v) for k, v in entry.items() if k != "type"}
         items.append(writer.node_item(node, fields, at))
+        key = codec.item_key(items[-1])
+        items += [
+            writer.claim_item(f, fields[name], key)
+            for name, f in node.fields.items()
+            if f.unique is not None and fields.get(name) is not None
+        ]
         if "id" in fields:
             values[(node.name, str(fields["id"]))] = fields
     for entry in sample.get("edges", []):
@@ -491,7 +614,14 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
             "to": values.get((edge.target, str(entry["to"])), {}),
         }
         items.append(writer.edge_item(edge, source, target, fields, ends))
-    return items
+        for end, ref in (("from", source), ("to", target)):
+            if (counter := edge.counter(end)) is not None:
+                counts[ref.key][counter] += 1
+    for item in items:
+        kind = codec.node_type(item)
+        if kind is not None and kind.parent_counter is not None:
+            counts[writer._parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
+    return [item | counts.get(codec.item_key(item), {}) for item in items]
 
 
 def _stored(value: Any) -> Any:

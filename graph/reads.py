@@ -44,9 +44,14 @@ class Branch:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
+    """``only``: (attribute, value) every listed item must have (a FilterExpression), for an
+    index partition that also holds other items under the same prefix (the node itself, when
+    an edge joins two nodes of one type)."""
+
     index: str | None
     branches: tuple[Branch, ...]
     forward: bool = True
+    only: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +162,9 @@ class Reads:
             hash_key, branch.partition, range_key, branch.prefix, branch.low, branch.high
         )
         params = {"KeyConditionExpression": condition, "ScanIndexForward": listing.forward}
+        if listing.only is not None:
+            attribute, value = listing.only
+            params["FilterExpression"] = f"{expr.name(attribute)} = {expr.value(value)}"
         params |= expr.params(lambda v: _serialize({"v": v})["v"])
         if listing.index is not None:
             params["IndexName"] = listing.index

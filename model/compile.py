@@ -168,6 +168,12 @@ class _Compiler:
                         unique=compiled.unique,
                     )
                 fields[field_name] = compiled
+        for field_name, compiled_field in fields.items():
+            if compiled_field.unique is not None and not single:
+                self.problem(
+                    (*path, "fields", field_name, "unique"),
+                    "a unique field belongs to a type with a one-template key such as 'USER#{id}'",
+                )
         if self.file.table.timestamps:
             for stamp in ("createdAt", "updatedAt"):
                 if stamp not in fields:

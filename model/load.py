@@ -121,7 +121,9 @@ def parse_model(text: str, source: str = "<model>", name: str | None = None) -> 
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"(line {mark.line + 1})" if mark else ""
-        message = f"(file) {where}: not valid YAML: {exc}".replace(" :", ":")
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        message = f"(file) {where}: not valid YAML: {problem}; check the indentation and brackets"
+        message = message.replace(" :", ":")
         raise ModelError(source, [message]) from None
     if not isinstance(data, dict):
         raise ModelError(source, ["(file): a model file is a mapping with table, types, …"])

@@ -138,8 +138,23 @@ class NodeType:
     type_value: str = ""  # the type attribute's value on its items
     declared: frozenset[str] = frozenset()  # fields the file declares (key fields stored)
 
-    def name_of(self, what: str) -> str:
-        return self.names[what]
+    @property
+    def parent_counter(self) -> str | None:
+        """The attribute counting this type's items on their parent (``count: counter``)."""
+        if self.parent is None or self.parent.count != "counter":
+            return None
+        return f"n_{self.type_value}"
+
+    def counters(self, model: Model) -> list[str]:
+        """Every counter attribute an item of this type can carry."""
+        names = [e.counter("from") for e in model.edges.values() if e.source == self.name]
+        names += [e.counter("to") for e in model.edges.values() if e.target == self.name]
+        names += [
+            t.parent_counter
+            for t in model.types.values()
+            if t.parent is not None and t.parent.type == self.name
+        ]
+        return [n for n in names if n]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +180,12 @@ class EdgeType:
     add: str
     remove: str
     mutations: bool = True
+
+    def counter(self, end: str) -> str | None:
+        """The attribute counting these edges on the ``from`` (outgoing) or ``to`` node."""
+        if self.count != "counter":
+            return None
+        return f"n_{self.label}" if end == "from" else f"n_{self.label}_in"
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,12 @@ from graph.writes import resume_deletions
 
 from . import metrics, playground
 from .auth import Authenticator, authenticator_from_env
+from .cors import cors
 from .engine import Engine, engine_for
 from .http import graphql
 from .limits import Limits
 from .observe import observed
+from .persisted import PersistedQueries
 from .settings import Settings
 from .telemetry import flushing, tracer_provider_from_env
 
@@ -150,11 +152,20 @@ def create_app(
     if settings.metrics_enabled:
         routes.append(Route("/metrics", metrics.endpoint))
     own_provider = None if tracer_provider is not None else tracer_provider_from_env()
-    app = Starlette(routes=routes, lifespan=flushing(lifespan, own_provider))
+    app = Starlette(
+        routes=routes,
+        middleware=[cors(settings.cors_origins, settings.production)],
+        lifespan=flushing(lifespan, own_provider),
+    )
     app.state.metrics = metrics.Metrics() if settings.metrics_enabled else None
     provider = tracer_provider or own_provider
     app.state.tracer = provider.get_tracer("edgewise") if provider is not None else None
     app.state.settings = settings
+    app.state.persisted = PersistedQueries.create(
+        settings.persisted_queries,
+        settings.persisted_queries_only,
+        settings.persisted_queries_cache_bytes,
+    )
     app.state.authenticator = authenticator
     app.state.limits = limits or Limits.from_env()
     app.state.schema = engine.schema(settings.production)

@@ -22,14 +22,17 @@ from graph.seed import demo_items, generate
 from graph.table import Layout, Table
 from model import SHIPPED, ModelError, json_schema, load_model
 
+from .cors import parse_origins
 from .engine import Engine, engine_for
 from .logs import FORMATS, configure
+from .persisted import DEFAULT_CACHE_BYTES
 from .settings import Settings
 from .summary import summary
 
 __all__ = ["main"]
 
 CHUNK = 2000
+FALSE = ("0", "false", "no", "off")
 
 
 def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) -> None:
@@ -119,6 +122,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--production",
         action="store_true",
         help="require a JWT key; no playground, introspection or suggestions; trace for admins",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="an origin whose browser pages may call the API, e.g. http://localhost:5173; "
+        "repeat for more (env EDGEWISE_CORS_ORIGINS, comma-separated). Default: any origin (*), "
+        "or none under --production",
+    )
+    serve.add_argument(
+        "--persisted-queries",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get("EDGEWISE_PERSISTED_QUERIES", "1").lower() not in FALSE,
+        help="automatic persisted queries, Apollo's protocol (default on; "
+        "--no-persisted-queries answers PERSISTED_QUERY_NOT_SUPPORTED; env "
+        "EDGEWISE_PERSISTED_QUERIES=0)",
+    )
+    serve.add_argument(
+        "--persisted-queries-only",
+        type=Path,
+        metavar="FILE",
+        default=os.environ.get("EDGEWISE_PERSISTED_QUERIES_ONLY") or None,
+        help="run only the operations of this manifest (Apollo's persisted-query-manifest.json "
+        "or GraphQL Code Generator's persisted-documents.json) and refuse any other "
+        "(env EDGEWISE_PERSISTED_QUERIES_ONLY)",
     )
     serve.add_argument(
         "--deadline",
@@ -333,6 +361,14 @@ def _serve(args: argparse.Namespace) -> None:
         args.shutdown_timeout,
         args.model,
         metrics=args.metrics if args.metrics is not None else _env_flag("EDGEWISE_METRICS"),
+        cors_origins=parse_origins(
+            args.cors_origin or [os.environ.get("EDGEWISE_CORS_ORIGINS", "")]
+        ),
+        persisted_queries=args.persisted_queries,
+        persisted_queries_only=args.persisted_queries_only,
+        persisted_queries_cache_bytes=int(
+            os.environ.get("EDGEWISE_PERSISTED_QUERIES_CACHE_BYTES", DEFAULT_CACHE_BYTES)
+        ),
     )
     try:
         app = create_app(settings)

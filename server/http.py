@@ -22,32 +22,28 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from graph.errors import EdgewiseError, Unauthenticated, Unavailable
+from graph.errors import BadUserInput, EdgewiseError, Forbidden, Unauthenticated, Unavailable
 
 from . import playground
 from .auth import Authenticator
 from .limits import Limits, check
 from .observe import note_params
+from .operations import select_operation
+from .persisted import PersistedQueries, PersistedQueryError
 from .schema import Schema, format_error
 from .settings import Settings
 
-__all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate"]
+__all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate", "prefers_html"]
 
 JSON = "application/json"
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 RETRY_AFTER = "1"  # seconds a client should wait before retrying a 503
+NO_CACHE = "private, no-cache, must-revalidate"
 
 
-def negotiate(accept: str | None) -> str | None:
-    """The media type to answer with for an ``Accept`` header, or None when it allows neither.
-
-    For each type the most specific matching range gives its weight (RFC 9110); the heavier
-    type wins, then the more specific match, then the range listed first. Wildcards alone
-    (``*/*``, ``application/*``) and no Accept at all mean ``application/json``.
-    """
-    if accept is None or not accept.strip():
-        return JSON
+def _ranges(accept: str) -> list[tuple[str, float, int]]:
+    """The media ranges of an ``Accept`` header: (lowercased range, weight, position)."""
     ranges: list[tuple[str, float, int]] = []
     for position, part in enumerate(accept.split(",")):
         media, *params = (p.strip() for p in part.split(";"))
@@ -62,22 +58,57 @@ def negotiate(accept: str | None) -> str | None:
                 except ValueError:
                     weight = 0.0
         ranges.append((media.lower(), weight, position))
+    return ranges
+
+
+def _score(ranges: list[tuple[str, float, int]], candidate: str) -> tuple[float, int, int] | None:
+    """(weight, specificity, -position) of the most specific range matching ``candidate``."""
+    family = candidate.split("/")[0] + "/*"
+    matches = [
+        (2 if media == candidate else 1 if media == family else 0, weight, -position)
+        for media, weight, position in ranges
+        if media in (candidate, family, "*/*")
+    ]
+    if not matches:
+        return None
+    specificity, weight, first = max(matches)
+    return weight, specificity, first
+
+
+def negotiate(accept: str | None) -> str | None:
+    """The media type to answer with for an ``Accept`` header, or None when it allows neither.
+
+    For each type the most specific matching range gives its weight (RFC 9110); the heavier
+    type wins, then the more specific match, then the range listed first. Wildcards alone
+    (``*/*``, ``application/*``) and no Accept at all mean ``application/json``.
+    """
+    if accept is None or not accept.strip():
+        return JSON
+    ranges = _ranges(accept)
     best: tuple[float, int, int] | None = None
     chosen = None
     for candidate in (JSON, GRAPHQL_RESPONSE_JSON):  # on a full tie the first (legacy) one wins
-        family = candidate.split("/")[0] + "/*"
-        matches = [
-            (2 if media == candidate else 1 if media == family else 0, weight, -position)
-            for media, weight, position in ranges
-            if media in (candidate, family, "*/*")
-        ]
-        if not matches:
-            continue
-        specificity, weight, first = max(matches)
-        score = (weight, specificity, first)
-        if weight > 0 and (best is None or score > best):
+        score = _score(ranges, candidate)
+        if score is not None and score[0] > 0 and (best is None or score > best):
             best, chosen = score, candidate
     return chosen
+
+
+def prefers_html(accept: str | None) -> bool:
+    """Whether ``Accept`` is a browser's navigation, asking for a page before JSON: ``text/html``
+    (or ``text/*``) weighs more than both JSON types, or as much when they only match ``*/*``
+    (Chromium's ``text/html,…,*/*;q=0.8``). ``*/*`` alone, as curl sends it, gets JSON."""
+    if not accept:
+        return False
+    ranges = _ranges(accept)
+    html = _score(ranges, "text/html")
+    if html is None or html[0] <= 0 or html[1] == 0:
+        return False
+    for candidate in (JSON, GRAPHQL_RESPONSE_JSON):
+        score = _score(ranges, candidate)
+        if score is not None and score[0] > 0 and score[:2] >= html[:2]:
+            return False
+    return True
 
 
 class _Reply:
@@ -171,11 +202,7 @@ async def graphql(request: Request) -> Response:
     state = request.app.state
     settings: Settings = state.settings
     accept = request.headers.get("accept")
-    if (
-        request.method == "GET"
-        and "query" not in request.query_params
-        and "text/html" in (accept or "")
-    ):
+    if request.method == "GET" and prefers_html(accept):
         return PlainTextResponse("Not Found", 404) if settings.production else playground.page()
     media = negotiate(accept)
     if media is None:
@@ -194,6 +221,17 @@ async def graphql(request: Request) -> Response:
     params = await _read_params(request, limits.body_bytes, reply)
     if isinstance(params, Response):
         return params
+    note_params(request, params)  # the operation's name, even if its hash is unknown
+    persisted: PersistedQueries = state.persisted
+    try:
+        params, register = persisted.resolve(params)
+    except PersistedQueryError as exc:
+        # 200 and never cached, as Apollo Server answers: the client resends with the query
+        return reply.error(200, str(exc), exc.code, headers={"Cache-Control": NO_CACHE})
+    except BadUserInput as exc:
+        return reply.error(400, str(exc), exc.code)
+    except Forbidden as exc:
+        return reply.error(reply.not_executed, str(exc), exc.code)
     note_params(request, params)
     if problem := _bad_params(params):
         return reply.error(400, problem)
@@ -201,7 +239,8 @@ async def graphql(request: Request) -> Response:
     variables: dict[str, Any] | None = params.get("variables")
     schema: Schema = state.schema
     try:
-        check(schema._schema, query, variables, limits)
+        document = check(schema._schema, query, variables, limits)
+        select_operation(document, params.get("operationName"))
     except EdgewiseError as exc:
         return reply.error(reply.not_executed, str(exc), exc.code)
     allowed = {OperationType.QUERY}
@@ -231,6 +270,8 @@ async def graphql(request: Request) -> Response:
     executed = result.data is not None or not result.errors or any(e.path for e in result.errors)
     if not executed:
         return reply.json(body, reply.not_executed)
+    if register is not None:
+        persisted.remember(register, query)
     body["data"] = result.data
     traced = request.headers.get("edgewise-trace") == "1"
     if traced and (principal.admin or not settings.production):

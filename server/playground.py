@@ -38,14 +38,35 @@ PAGE = """<!doctype html>
   <script src="/playground/graphiql.js"></script>
   <script>
     const fetcher = GraphiQL.createFetcher({ url: window.location.pathname });
-    const query = `{
+    const defaultQuery = `{
   user(id: "alice") {
     name
     products { product { id name } via { id name } }
   }
 }`;
+    // A link shares a query: ?query=…&variables=…&operationName=… fill the editors, and every
+    // edit is written back to the address bar (headers never are: they may hold a token).
+    const shared = {};
+    const search = new URLSearchParams(window.location.search);
+    for (const name of ["query", "variables", "operationName"]) {
+      if (search.has(name)) shared[name] = search.get(name);
+    }
+    const remember = (name) => (value) => {
+      if (value) shared[name] = value; else delete shared[name];
+      const next = new URLSearchParams(shared).toString();
+      history.replaceState(null, "", window.location.pathname + (next ? "?" + next : ""));
+    };
     ReactDOM.createRoot(document.getElementById("graphiql")).render(
-      React.createElement(GraphiQL, { fetcher, defaultQuery: query })
+      React.createElement(GraphiQL, {
+        fetcher,
+        defaultQuery,
+        query: shared.query,
+        variables: shared.variables,
+        operationName: shared.operationName,
+        onEditQuery: remember("query"),
+        onEditVariables: remember("variables"),
+        onEditOperationName: remember("operationName"),
+      })
     );
   </script>
 </body>

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .persisted import DEFAULT_CACHE_BYTES
+
 __all__ = ["Settings"]
 
 
@@ -20,6 +22,10 @@ class Settings:
     deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all
     shutdown_timeout: float = 30.0  # seconds SIGTERM waits for in-flight requests
     model: str = "demo"  # a shipped model's name or a model file's path
+    cors_origins: tuple[str, ...] = ()  # none: any origin, or none under `production`
+    persisted_queries: bool = True  # automatic persisted queries (APQ)
+    persisted_queries_only: Path | None = None  # the manifest of the only operations allowed
+    persisted_queries_cache_bytes: int = DEFAULT_CACHE_BYTES
     metrics: bool | None = None  # serve /metrics; None: yes, unless production
 
     @property

@@ -22,6 +22,7 @@ from graphql.execution.values import get_argument_values
 
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.items import Codec, Ref
+from graph.keys import ItemKey
 from graph.reads import Branch, Listing, Page, PageKey, Whole
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
@@ -145,6 +146,21 @@ class Resolvers:
 
         return resolve
 
+    async def by_unique(
+        self, node: NodeType, field: Field, _root: Any, info: Info, **args: Any
+    ) -> Ref | None:
+        """The node holding a unique value: its claim item, then the node (two reads)."""
+        unique = field.unique
+        assert unique is not None
+        value = args[field.name]
+        text = str(value).lower() if unique.case_insensitive else str(value)
+        claim = _render(lambda: unique.key.format({field.name: text}))
+        found = await info.context.reads.items.load(ItemKey(claim, claim))
+        owner = found.get("owner") if found else None
+        if not isinstance(owner, str):
+            return None
+        return await lookup(info, Ref(node, ItemKey(owner, owner)))
+
     def global_id(self, ref: Ref, info: Info) -> str:
         return self.codec.global_id(ref)
 
@@ -194,16 +210,17 @@ class Resolvers:
                 if given[coarse] is None and given[finer] is not None:
                     raise BadUserInput(f"filtering by {finer} needs {coarse} too")
             partition = _render(lambda: child.pk.format(link))
-            listing = Listing(
-                None, (_branch(partition, child.sk, link | given, None, None),), forward
-            )
-            return Conn(_page(listing, args), ref, node=child)
+            branch = _branch(partition, child.sk, link | given, None, None)
+            listing = Listing(None, (branch,), forward)
+            whole = branch.prefix == child.sk.literal_prefix and branch.low is None
+            counter = child.parent_counter if whole else None  # a filter is counted by Query
+            return Conn(_page(listing, args), ref, counter, node=child)
 
         return plan
 
     def forward(self, edge: EdgeType) -> Plan:
         target = self.model.types[edge.target]
-        counter = f"n_{edge.label}" if edge.count == "counter" else None
+        counter = edge.counter("from")
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             listing = Listing(None, (Branch(ref.key.pk, target.pk.literal_prefix),))
@@ -215,8 +232,11 @@ class Resolvers:
         assert edge.reverse is not None and edge.reverse.index is not None
         index = edge.reverse.index
         source = self.model.types[edge.source]
-        counter = f"n_{edge.label}_in" if edge.count == "counter" else None
+        counter = edge.counter("to")
         write = next((w for w in edge.indexes if w.index == index), None)
+        label = self.model.label_attribute
+        # an edge between nodes of one type: the node's own item shares the reverse partition
+        only = (label, edge.label) if label and edge.source == edge.target else None
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             if write is None:  # the index's pk is the table's sort key: an inverted index
@@ -225,7 +245,7 @@ class Resolvers:
                 to = self.codec.key_values(ref.type, ref.key) or {}
                 partition = _render(lambda: write.pk.format({"to": to.get("id")}))
                 branch = Branch(partition, write.sk.prefix({}) if write.sk else "")
-            listing = Listing(index.name, (branch,))
+            listing = Listing(index.name, (branch,), only=only)
             return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
 
         return plan
@@ -322,6 +342,8 @@ class Resolvers:
         page = await self.page(conn, info)
         out = []
         for item, cursor in zip(page.items, page.cursors, strict=True):
+            if conn.owner is not None and self.codec.item_key(item) == conn.owner.key:
+                continue  # the node itself, beside edges from nodes of its own type
             if conn.edge is not None:
                 if self.codec.edge_type(item) is not conn.edge:
                     info.context.unexplained(item, f"the {conn.edge.label} edges")
@@ -420,7 +442,7 @@ def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
         if kind == "sum":
             _settle(ctx.reads.alls.load(conn.key.listing))
             continue
-        if kind == "connection" and not _selects(node, ("edges", "pageInfo")):
+        if kind in ("connection", "children") and not _selects(node, ("edges", "pageInfo")):
             continue
         if kind in ("one", "first"):
             conn.key = PageKey(conn.key.listing, 1, None)

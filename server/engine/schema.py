@@ -28,6 +28,7 @@ from graphql import (
 
 from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, NodeType, TypeRef
+from model.compile import upper_first
 from model.types import EdgeEnd
 
 from .fields import Plan, Resolvers, lookup, lookup_args
@@ -342,6 +343,20 @@ class _Builder:
                 ),
                 description=f"A {node.name} by its key.",
             )
+            for field in node.fields.values():
+                if field.unique is not None:
+                    name = f"{node.names['lookup']}By{upper_first(field.name)}"
+                    fields[name] = GraphQLField(
+                        self.objects[node.name],
+                        {field.name: GraphQLArgument(self.input(TypeRef(field.type.name, True)))},
+                        resolve=partial(self.r.by_unique, node, field),
+                        description=f"The {node.name} whose {field.name} this is"
+                        + (
+                            ", compared case-insensitively."
+                            if field.unique.case_insensitive
+                            else "."
+                        ),
+                    )
         for query in self.model.queries.values():
             if query.on is None:
                 result = self.model.types[query.type]

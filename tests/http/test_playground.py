@@ -55,7 +55,9 @@ class Seen:
     method: str
     path: str
     accept: str
+    origin: str = ""
     status: int = 0
+    allow_origin: str = ""  # the answer's Access-Control-Allow-Origin
 
 
 @dataclass
@@ -65,19 +67,27 @@ class Served:
 
 
 def recording(app: ASGIApp, seen: list[Seen]) -> ASGIApp:
-    """``app``, noting every HTTP request's method, path, Accept header and response status."""
+    """``app``, noting every HTTP request's method, path, Accept and Origin headers, and its
+    answer's status and Access-Control-Allow-Origin."""
 
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        entry = Seen(scope["method"], scope["path"], headers.get(b"accept", b"").decode())
+        entry = Seen(
+            scope["method"],
+            scope["path"],
+            headers.get(b"accept", b"").decode(),
+            headers.get(b"origin", b"").decode(),
+        )
         seen.append(entry)
 
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 entry.status = message["status"]
+                answer = dict(message.get("headers", []))
+                entry.allow_origin = answer.get(b"access-control-allow-origin", b"").decode()
             await send(message)
 
         await app(scope, receive, noting)

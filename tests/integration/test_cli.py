@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from graph.client import Endpoint, open_client
 from graph.embedded import EmbeddedDynamoDB, free_port
 from graph.seed import demo_items
 from graph.table import Table
@@ -161,3 +162,60 @@ def test_embedded_without_moto_says_how_to_install(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(graph.embedded.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(graph.embedded.MissingEmbedded, match=r"edgewise\[embedded\]"):
         EmbeddedDynamoDB().start()
+
+
+async def test_create_table_seed_dump_and_load_a_model(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    dynamodb.reset()
+    url = ["--dynamodb", dynamodb.url, "--model", "order-entry"]
+    assert "table 'order-entry' created" in run("create-table", *url).stdout
+    written = run("seed", *url).stdout
+    assert written == "wrote 64 items to table 'order-entry'\n"
+    dumped = tmp_path / "dump.jsonl"
+    run("dump", str(dumped), *url)
+    assert len(dumped.read_text().splitlines()) == 64
+    wrong = tmp_path / "wrong.jsonl"
+    wrong.write_text('{"pk": {"S": "order#1"}, "sk": {"S": "order#1"}}\n')
+    refused = run("load", str(wrong), *url, check=False)
+    assert refused.returncode == 1 and "PK is missing" in refused.stderr
+    async with open_client(Endpoint(dynamodb.url)) as client:
+        described = (await client.describe_table(TableName="order-entry"))["Table"]
+    indexes = {
+        i["IndexName"]: [k["AttributeName"] for k in i["KeySchema"]]
+        for i in described["GlobalSecondaryIndexes"]
+    }
+    assert indexes == {"GSI1": ["GSI1PK", "GSI1SK"], "GSI2": ["GSI2PK", "GSI2SK"]}
+
+
+def test_serve_a_shipped_model_with_its_sample_data() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [*EDGEWISE, "serve", "--port", str(port), "--model", "order-entry"],
+        env={**os.environ, "EDGEWISE_DYNAMODB": "embedded"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    query = '{ orders(status: OPEN) { totalCount } order(id: "o1") { items { totalCount } } }'
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            try:
+                response = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": query})
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "edgewise serve did not start in 60s"
+                time.sleep(0.2)
+        assert response.json()["data"] == {
+            "orders": {"totalCount": 5},
+            "order": {"items": {"totalCount": 2}},
+        }
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()

@@ -1,0 +1,227 @@
+"""Model files: one broken file per kind of mistake, each reported as
+``<dotted.path> (line N): <problem>; <what to write instead>``; the JSON Schema; the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from model import SHIPPED, ModelError, json_schema, load_model, model_path, parse_model
+from model.templates import KeyValueError, Template
+
+GOOD = """\
+table:
+  name: books
+  partitionKey: pk
+  sortKey: sk
+  indexes:
+    inverted: {partitionKey: sk, sortKey: pk}
+    byDate: {partitionKey: gpk, sortKey: gsk}
+enums:
+  Genre: [NOVEL, POETRY]
+types:
+  Author:
+    key: "AUTHOR#{id}"
+    fields:
+      name: String!
+  Book:
+    key: "BOOK#{id}"
+    fields:
+      title: String!
+      genre: Genre
+      authorId: ID
+      author: {type: Author, ref: authorId}
+    indexes:
+      byDate: {pk: "GENRE#{genre}#{shard}", sk: "{title}#{id}", shards: 4}
+  Chapter:
+    key: {pk: "BOOK#{bookId}", sk: "CHAPTER#{number}"}
+    parent: {type: Book, field: book, collection: chapters}
+    fields:
+      number: Int!
+edges:
+  WROTE:
+    from: Author
+    to: Book
+    forward: books
+    reverse: {field: authors, index: inverted}
+queries:
+  booksByGenre:
+    type: Book
+    index: byDate
+    partition: "GENRE#{genre}#{shard}"
+    sort: {template: "{title}#{id}"}
+"""
+
+# (what changes in GOOD, the line it must report)
+BROKEN = [
+    (
+        "    to: Book\n    forward",
+        "    to: Bok\n    forward",
+        "edges.WROTE.to (line 32): unknown type 'Bok'; did you mean 'Book'?",
+    ),
+    (
+        "  partitionKey: pk\n  sortKey",
+        "  partitonKey: pk\n  sortKey",
+        "table.partitonKey (line 3): unknown key 'partitonKey'; did you mean 'partitionKey'?",
+    ),
+    (
+        '    key: "AUTHOR#{id}"\n',
+        "",
+        "types.Author.key (line 11): missing required key 'key'; add it",
+    ),
+    (
+        'key: "AUTHOR#{id}"',
+        'key: "AUTHOR#{id"',
+        "types.Author.key (line 12): 'AUTHOR#{id': expected '}' before end of string",
+    ),
+    (
+        'sk: "{title}#{id}", shards',
+        'sk: "{title}{id}", shards',
+        "types.Book.indexes.byDate.sk (line 23): '{title}{id}': {title}{id} has no text between",
+    ),
+    (
+        "      name: String!",
+        "      name: Strng!",
+        "types.Author.fields.name (line 14): unknown type 'Strng'; did you mean 'String'?",
+    ),
+    (
+        "      byDate: {pk",
+        "      byDat: {pk",
+        "types.Book.indexes.byDat (line 23): unknown index 'byDat'; did you mean 'byDate'?",
+    ),
+    (
+        'sk: "{title}#{id}", shards',
+        'sk: "{titel}#{id}", shards',
+        "types.Book.indexes.byDate (line 23): unknown placeholder {titel}; did you mean 'title'?",
+    ),
+    (", shards: 4}", "}", "types.Book.indexes.byDate (line 23): {shard} needs `shards: N`"),
+    (
+        'pk: "BOOK#{bookId}"',
+        'pk: "BOOKS#{bookId}"',
+        "types.Chapter.key.pk (line 25): a child's pk is its parent's key; write 'BOOK#{bookId}'",
+    ),
+    (
+        "ref: authorId}",
+        "ref: writerId}",
+        "types.Book.fields.author.ref (line 21): Book has no field 'writerId'; use one of",
+    ),
+    (
+        "forward: books",
+        "forward: name",
+        "edges.WROTE.forward (line 33): Author already has a field 'name'",
+    ),
+    (
+        "      number: Int!",
+        "      number: Int!\n      id: ID!",
+        "types.Chapter.fields.id (line 29): `id` is implicit on every type; remove this field",
+    ),
+    (
+        'partition: "GENRE#{genre}#{shard}"\n    sort',
+        'partition: "GENRE#{genra}#{shard}"\n    sort',
+        "queries.booksByGenre.partition (line 39): {genra} is not a field of Book; did you mean",
+    ),
+    (
+        "  Genre: [NOVEL, POETRY]",
+        "  Genre: [NOVEL, POETRY\n",
+        "(file) (line 11): not valid YAML: expected ',' or ']', but got ':'",
+    ),
+    (
+        "      name: String!",
+        "      name: {type: String!, hook: 'nowhere.at.all:resolve'}",
+        "types.Author.fields.name.hook (line 14): cannot import 'nowhere.at.all'",
+    ),
+]
+
+
+def test_the_good_model_compiles() -> None:
+    model = parse_model(GOOD)
+    assert list(model.types) == ["Author", "Book", "Chapter"]
+    assert model.queries["booksByGenre"].shards == 4
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), BROKEN, ids=[b[2][:40] for b in BROKEN])
+def test_each_mistake_names_its_place_and_the_fix(old: str, new: str, expected: str) -> None:
+    assert old in GOOD
+    with pytest.raises(ModelError) as raised:
+        parse_model(GOOD.replace(old, new, 1), "books.yaml")
+    assert any(line.startswith(expected) for line in raised.value.lines), raised.value.lines
+
+
+def test_keys_that_could_match_the_same_item_are_reported_without_a_type_attribute() -> None:
+    editor = '  Editor:\n    key: "AUTHOR#{id}"\n    fields: {name: String!}\n'
+    overlapping = GOOD.replace("  Book:\n", editor + "  Book:\n", 1)
+    with pytest.raises(ModelError) as raised:
+        parse_model(overlapping)
+    assert any("can have the same keys" in line for line in raised.value.lines)
+    typed = overlapping.replace("  sortKey: sk\n", "  sortKey: sk\n  typeAttribute: kind\n", 1)
+    assert list(parse_model(typed).types) == ["Author", "Editor", "Book", "Chapter"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_models_load_and_validate_against_the_json_schema(name: str) -> None:
+    load_model(name)
+    data = yaml.load(model_path(name).read_text(), Loader=yaml.BaseLoader)
+    jsonschema.validate(_typed(data), json_schema())
+
+
+def _typed(value: object) -> object:
+    """BaseLoader keeps every scalar a string; give booleans and numbers back their type."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if value in ("true", "false"):
+        return value == "true"
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return value
+
+
+def test_templates_format_parse_and_refuse_values_that_break_out() -> None:
+    template = Template.compile("OFFICE#{country}#{city}#{id}")
+    assert template.format({"country": "NL", "city": "Delft", "id": "o1"}) == "OFFICE#NL#Delft#o1"
+    assert template.parse("OFFICE#NL#Delft#o1") == {"country": "NL", "city": "Delft", "id": "o1"}
+    assert template.parse("OFFICE#NL#Delft") is None
+    assert template.prefix({"country": "NL"}) == "OFFICE#NL#"
+    with pytest.raises(KeyValueError):
+        template.format({"country": "N#L", "city": "Delft", "id": "o1"})
+    assert Template.compile("{cents:012d}#{rep}").format({"cents": 6950, "rep": "e1"}) == (
+        "000000006950#e1"
+    )
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_check_model_prints_each_mistake_and_exits_1(tmp_path: Path) -> None:
+    broken = tmp_path / "books.yaml"
+    broken.write_text(GOOD.replace("to: Book\n    forward", "to: Bok\n    forward"))
+    result = run("check-model", str(broken))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "edges.WROTE.to (line 32): unknown type 'Bok'; did you mean 'Book'?"
+    ]
+    served = run("serve", "--model", str(broken), "--port", "0")
+    assert served.returncode == 1 and "edges.WROTE.to (line 32)" in served.stderr
+
+
+def test_check_model_summarises_costs_and_model_schema_is_json() -> None:
+    result = run("check-model", "order-entry")
+    assert result.returncode == 0, result.stderr
+    rows = {
+        line.split("  ")[1].strip(): line
+        for line in result.stdout.splitlines()
+        if line.startswith("  ") and "  " in line.strip()
+    }
+    assert "15 Queries on GSI2 in parallel (shards)" in rows["orders(status:, from:, to:)"]
+    schema = json.loads(run("model-schema").stdout)
+    assert schema["title"] == "Edgewise model" and "types" in schema["properties"]

@@ -1,0 +1,106 @@
+"""`edgewise serve` flags for frontends: --cors-origin (and EDGEWISE_CORS_ORIGINS),
+--no-persisted-queries and --persisted-queries-only, read into the app's settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from graph.errors import BadUserInput
+from server import cli
+from server.cors import parse_origins
+from server.settings import Settings
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The apps `edgewise serve` would run (uvicorn is not started)."""
+    apps: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: apps.append(app))
+    monkeypatch.delenv("EDGEWISE_CORS_ORIGINS", raising=False)
+    monkeypatch.delenv("EDGEWISE_PERSISTED_QUERIES_ONLY", raising=False)
+    return apps
+
+
+def settings_of(served: list[Any], *flags: str) -> Settings:
+    cli.main(["serve", *flags])
+    [app] = served
+    settings: Settings = app.state.settings
+    return settings
+
+
+def test_cors_origins_repeat(served: list[Any]) -> None:
+    settings = settings_of(
+        served, "--cors-origin", "http://localhost:5173", "--cors-origin", "https://App.example"
+    )
+    assert settings.cors_origins == ("http://localhost:5173", "https://app.example")
+
+
+def test_cors_origins_from_the_environment(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEWISE_CORS_ORIGINS", "http://localhost:3000, https://app.example")
+    assert settings_of(served).cors_origins == ("http://localhost:3000", "https://app.example")
+
+
+def test_no_cors_origin_leaves_the_default(served: list[Any]) -> None:
+    assert settings_of(served).cors_origins == ()
+
+
+def test_persisted_query_flags(served: list[Any], tmp_path: Path) -> None:
+    manifest = tmp_path / "persisted-documents.json"
+    manifest.write_text(json.dumps({"abc": "{ __typename }"}))
+    assert settings_of(served).persisted_queries is True
+    served.clear()
+    assert settings_of(served, "--no-persisted-queries").persisted_queries is False
+    served.clear()
+    settings = settings_of(served, "--persisted-queries-only", str(manifest))
+    assert settings.persisted_queries_only == manifest
+    assert served[0].state.persisted.manifest.bodies == {"abc": "{ __typename }"}
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--cors-origin", "http://localhost:5173/"],
+        ["--cors-origin", "localhost:5173"],
+        ["--persisted-queries-only", "missing.json"],
+        ["--persisted-queries-only", "m.json", "--no-persisted-queries"],
+    ],
+)
+def test_bad_flags_stop_serve_with_what_to_fix(served: list[Any], flags: list[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["serve", *flags])
+    message = str(raised.value)
+    assert message.startswith("edgewise serve: --")
+    assert served == []
+
+
+@pytest.mark.parametrize(
+    ("values", "origins"),
+    [
+        ([], ()),
+        ([""], ()),
+        (["*"], ("*",)),
+        (
+            ["http://a.example,http://b.example:8080", "http://a.example"],
+            ("http://a.example", "http://b.example:8080"),
+        ),
+        (["HTTPS://APP.example"], ("https://app.example",)),
+    ],
+)
+def test_parse_origins(values: list[str], origins: tuple[str, ...]) -> None:
+    assert parse_origins(values) == origins
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["http://a.example/", "http://a.example/path", "a.example", "ftp://a", "http://*.example"],
+)
+def test_parse_origins_refuses_what_is_not_an_origin(bad: str) -> None:
+    with pytest.raises(BadUserInput, match="scheme://host"):
+        parse_origins([bad])
