@@ -374,9 +374,9 @@ def _serve(args: argparse.Namespace) -> None:
         app = create_app(settings)
     except (SystemExit, EdgewiseError) as exc:
         message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"
-        if not isinstance(message, str):
+        if args.log_format != "json" or not isinstance(message, str):
             raise
-        logging.getLogger("edgewise").critical(message)  # in the log's format, not as text
+        logging.getLogger("edgewise").critical(message)  # a JSON line, not bare text
         raise SystemExit(1) from None
     uvicorn.run(
         app,
