@@ -58,7 +58,6 @@ class RemoteJwks:
         self.lifespan = lifespan
         self.refresh_interval = refresh_interval
         self.clock = clock
-        self.fetches = 0  # fetches started, for tests and logs
         self._keys: jwt.PyJWKSet | None = None
         self._fetched_at: float | None = None  # when the keys in use were fetched
         self._attempted_at: float | None = None  # when the last fetch started
@@ -91,7 +90,6 @@ class RemoteJwks:
         loop = asyncio.get_running_loop()
         if task is None or task.done() or task.get_loop() is not loop:
             self._attempted_at = self.clock()
-            self.fetches += 1
             task = self._task = loop.create_task(self._fetch())
             task.add_done_callback(_retrieve)
         return task
