@@ -24,6 +24,7 @@ from .errors import (
     translate,
 )
 from .keys import ItemKey
+from .observer import Observer, Sent, outcome
 
 __all__ = [
     "DEMO_LAYOUT",
@@ -178,6 +179,7 @@ class Table:
         max_in_flight: int = 64,
         deadline: float | None = None,
         layout: Layout = DEMO_LAYOUT,
+        observer: Observer | None = None,
     ) -> None:
         self.client = client
         self.name = name
@@ -186,14 +188,23 @@ class Table:
         self.trace = trace if trace is not None else Trace()
         self.max_in_flight = max_in_flight
         self.deadline = deadline  # time.monotonic() by which every call must have ended
+        self.observer = observer
         self._gate = asyncio.Semaphore(max_in_flight)
 
-    def for_request(self) -> Table:
+    def for_request(self, observer: Observer | None = None) -> Table:
         """A view for one request: its own trace, in-flight bound, and a deadline of
-        ``policy.deadline`` seconds from now shared by all its calls and retries."""
+        ``policy.deadline`` seconds from now shared by all its calls and retries; ``observer``
+        (else this table's) is told of its calls."""
         deadline = time.monotonic() + self.policy.deadline
         return Table(
-            self.client, self.name, self.policy, Trace(), self.max_in_flight, deadline, self.layout
+            self.client,
+            self.name,
+            self.policy,
+            Trace(),
+            self.max_in_flight,
+            deadline,
+            self.layout,
+            observer if observer is not None else self.observer,
         )
 
     def _ends(self, started: float) -> float:
@@ -202,10 +213,34 @@ class Table:
 
     async def _send(self, operation: str, **params: Any) -> dict[str, Any]:
         method = getattr(self.client, _SNAKE[operation])
-        async with self._gate, self.trace.call(operation):
-            response: dict[str, Any] = await method(**params)
-        self.trace.consumed(operation, response)
-        return response
+        observer = self.observer
+        if observer is None:
+            async with self._gate, self.trace.call(operation):
+                response: dict[str, Any] = await method(**params)
+            self.trace.consumed(operation, response)
+            return response
+        trace = self.trace
+        async with self._gate:
+            if trace.in_flight == 0:
+                observer.round_started()
+            started = time.perf_counter()
+            try:
+                async with trace.call(operation):
+                    response = await method(**params)
+            except BaseException as exc:
+                observer.sent(Sent(operation, outcome(exc), time.perf_counter() - started))
+                raise
+            else:
+                read, write = trace.consumed_read_units, trace.consumed_write_units
+                trace.consumed(operation, response)
+                read, write = trace.consumed_read_units - read, trace.consumed_write_units - write
+                partial = bool(response.get("UnprocessedKeys") or response.get("UnprocessedItems"))
+                elapsed = time.perf_counter() - started
+                observer.sent(Sent(operation, "ok", elapsed, read, write, partial))
+                return response
+            finally:
+                if trace.in_flight == 0:
+                    observer.round_ended()
 
     async def call(self, operation: str, **params: Any) -> dict[str, Any]:
         """Send one DynamoDB call, retrying what is retryable under the policy."""
@@ -225,6 +260,8 @@ class Table:
                     error = translate(exc)
                     error.attempts = attempt
                     raise error from exc
+                if self.observer is not None:
+                    self.observer.retrying(operation)
                 await asyncio.sleep(delay)
 
     async def _drain(

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,14 +21,19 @@ from graph.errors import BadUserInput, EdgewiseError
 from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
 
-from . import playground
+from . import metrics, playground
 from .auth import Authenticator, authenticator_from_env
 from .cors import cors
 from .engine import Engine, engine_for
 from .http import graphql
 from .limits import Limits
+from .observe import observed
 from .persisted import PersistedQueries
 from .settings import Settings
+from .telemetry import flushing, tracer_provider_from_env
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = ["create_app"]
 
@@ -124,11 +130,13 @@ def create_app(
     authenticator: Authenticator | None = None,
     limits: Limits | None = None,
     capabilities: Capabilities | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
     opens one client for the process from ``settings``, probes the endpoint's capabilities
     (unless ``capabilities`` are given: ``edgewise serve`` probed already) and closes the client
-    at shutdown. Keys and limits come from the environment unless given."""
+    at shutdown. Keys, limits and the tracer provider (``OTEL_*``, see :mod:`server.telemetry`)
+    come from the environment unless given."""
     settings = settings or Settings()
     engine = engine_for(settings.model)
     authenticator = authenticator or authenticator_from_env()
@@ -160,16 +168,22 @@ def create_app(
                 resuming.cancel()
 
     routes = [
-        Route("/graphql", graphql, methods=["GET", "POST"]),
+        Route("/graphql", observed(graphql), methods=["GET", "POST"]),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/playground/{name}", playground.asset),
     ]
+    if settings.metrics_enabled:
+        routes.append(Route("/metrics", metrics.endpoint))
+    own_provider = None if tracer_provider is not None else tracer_provider_from_env()
     app = Starlette(
         routes=routes,
         middleware=[cors(settings.cors_origins, settings.production)],
-        lifespan=lifespan,
+        lifespan=flushing(lifespan, own_provider),
     )
+    app.state.metrics = metrics.Metrics() if settings.metrics_enabled else None
+    provider = tracer_provider or own_provider
+    app.state.tracer = provider.get_tracer("edgewise") if provider is not None else None
     app.state.settings = settings
     app.state.persisted = PersistedQueries.create(
         settings.persisted_queries,

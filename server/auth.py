@@ -13,6 +13,8 @@ import jwt
 from graph.errors import EdgewiseError, Unauthenticated
 from graph.keys import NodeKey, NodeType, validate_id
 
+from .jwks import TIMEOUT, RemoteJwks, is_url
+
 __all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "authenticator_from_env"]
 
 LEEWAY = 60  # seconds of clock skew allowed on exp / nbf / iat
@@ -32,8 +34,8 @@ ADMIN = Principal(None, True)
 
 class Authenticator:
     """Verifies tokens with HS256 and a shared secret, or RS256/ES256 and a JWKS (a file, or an
-    https URL fetched and cached by PyJWT). ``exp`` is required; ``iss``/``aud`` are checked when
-    configured."""
+    https URL fetched without blocking and cached: :class:`server.jwks.RemoteJwks`). ``exp`` is
+    required; ``iss``/``aud`` are checked when configured."""
 
     def __init__(
         self,
@@ -41,14 +43,15 @@ class Authenticator:
         jwks: str | None = None,
         issuer: str | None = None,
         audience: str | None = None,
+        jwks_timeout: float = TIMEOUT,
     ) -> None:
         self.secret = secret
         self.issuer = issuer
         self.audience = audience
-        self.jwks_client: jwt.PyJWKClient | None = None
+        self.jwks_client: RemoteJwks | None = None
         self.jwks_file: jwt.PyJWKSet | None = None
-        if jwks and jwks.startswith("https://"):
-            self.jwks_client = jwt.PyJWKClient(jwks, cache_keys=True, lifespan=600)
+        if jwks and is_url(jwks):
+            self.jwks_client = RemoteJwks(jwks, timeout=jwks_timeout)
         elif jwks:
             self.jwks_file = jwt.PyJWKSet.from_dict(json.loads(Path(jwks).read_text()))
 
@@ -56,30 +59,35 @@ class Authenticator:
     def configured(self) -> bool:
         return bool(self.secret or self.jwks_client or self.jwks_file)
 
-    def _key(self, token: str) -> tuple[Any, list[str]]:
+    async def _key(self, token: str) -> tuple[Any, list[str]]:
         header = jwt.get_unverified_header(token)
         algorithm = header.get("alg")
         if self.secret and algorithm == "HS256":
             return self.secret, ["HS256"]
         if algorithm in KEY_TYPES:
+            kid = header.get("kid")
+            keys: list[jwt.PyJWK] = []
             if self.jwks_client is not None:
-                return self.jwks_client.get_signing_key_from_jwt(token).key, [algorithm]
-            if self.jwks_file is not None:
-                kid = header.get("kid")
-                for key in self.jwks_file.keys:
-                    if key.key_type == KEY_TYPES[algorithm] and kid in (None, key.key_id):
-                        return key.key, [algorithm]
+                keys = await self.jwks_client.keys(kid if isinstance(kid, str) else None)
+            elif self.jwks_file is not None:
+                keys = [key for key in self.jwks_file.keys if kid in (None, key.key_id)]
+            for key in keys:
+                if key.key_type == KEY_TYPES[algorithm]:
+                    return key.key, [algorithm]
+            if self.jwks_client is not None or self.jwks_file is not None:
+                raise jwt.InvalidKeyError(f"the JWKS has no {algorithm} key with kid {kid!r}")
         raise jwt.InvalidAlgorithmError(f"tokens signed with {algorithm!r} are not accepted")
 
-    def principal(self, authorization: str | None) -> Principal:
-        """The principal of an ``Authorization`` header, or :class:`Unauthenticated`."""
+    async def principal(self, authorization: str | None) -> Principal:
+        """The principal of an ``Authorization`` header, or :class:`Unauthenticated`
+        (:class:`graph.errors.Unavailable` when the JWKS cannot be fetched)."""
         if not self.configured:
             return ADMIN
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthenticated("send a token: Authorization: Bearer <JWT>")
         try:
-            key, algorithms = self._key(token.strip())
+            key, algorithms = await self._key(token.strip())
             claims = jwt.decode(
                 token.strip(),
                 key,
@@ -106,4 +114,5 @@ def authenticator_from_env() -> Authenticator:
         jwks=os.environ.get("EDGEWISE_JWT_JWKS") or None,
         issuer=os.environ.get("EDGEWISE_JWT_ISSUER") or None,
         audience=os.environ.get("EDGEWISE_JWT_AUDIENCE") or None,
+        jwks_timeout=float(os.environ.get("EDGEWISE_JWT_JWKS_TIMEOUT") or TIMEOUT),
     )

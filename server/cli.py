@@ -32,6 +32,7 @@ from model import SHIPPED, ModelError, json_schema, load_model
 
 from .cors import parse_origins
 from .engine import Engine, engine_for
+from .logs import FORMATS, configure
 from .persisted import DEFAULT_CACHE_BYTES
 from .settings import Settings, env_flag
 from .summary import summary
@@ -81,6 +82,17 @@ def _engine(args: argparse.Namespace) -> Engine:
         raise SystemExit(f"edgewise {args.command}: the model {exc.source} is invalid") from None
     args.table = getattr(args, "table", None) or engine.table_name
     return engine
+
+
+def _env_flag(name: str) -> bool | None:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return None
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"{name}={value!r}: use 1 or 0")
 
 
 def _endpoint(args: argparse.Namespace) -> Endpoint:
@@ -181,6 +193,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=float(os.environ.get("EDGEWISE_READ_TIMEOUT", 5)),
         help="seconds to wait for one DynamoDB response (default 5)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve Prometheus metrics on /metrics (env EDGEWISE_METRICS=1|0; default on, "
+        "off under --production)",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default=(os.environ.get("EDGEWISE_LOG_FORMAT") or "text").strip().lower(),
+        help="text, or json: one JSON object a line, access log included "
+        "(env EDGEWISE_LOG_FORMAT; default text)",
     )
     serve.add_argument(
         "--shutdown-timeout",
@@ -366,7 +392,11 @@ def _serve(args: argparse.Namespace) -> None:
             + args.dynamodb
         )
     _engine(args)  # an invalid model never starts a server
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.log_format not in FORMATS:
+        raise SystemExit(
+            f"edgewise serve: EDGEWISE_LOG_FORMAT={args.log_format!r}: use {' or '.join(FORMATS)}"
+        )
+    configure(args.log_format)
     settings = Settings(
         args.dynamodb,
         args.table,
@@ -378,6 +408,7 @@ def _serve(args: argparse.Namespace) -> None:
         args.deadline,
         args.shutdown_timeout,
         args.model,
+        metrics=args.metrics if args.metrics is not None else _env_flag("EDGEWISE_METRICS"),
         cors_origins=parse_origins(
             args.cors_origin or [os.environ.get("EDGEWISE_CORS_ORIGINS", "")]
         ),
@@ -389,13 +420,22 @@ def _serve(args: argparse.Namespace) -> None:
         read_only=args.read_only,
     )
     capabilities = None
-    if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
-        capabilities = asyncio.run(_probe(settings))
+    try:
+        if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
+            capabilities = asyncio.run(_probe(settings))
+        app = create_app(settings, capabilities=capabilities)
+    except (SystemExit, EdgewiseError) as exc:
+        message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"
+        if args.log_format != "json" or not isinstance(message, str):
+            raise
+        logging.getLogger("edgewise").critical(message)  # a JSON line, not bare text
+        raise SystemExit(1) from None
     uvicorn.run(
-        create_app(settings, capabilities=capabilities),
+        app,
         host=args.host,
         port=args.port,
         timeout_graceful_shutdown=round(settings.shutdown_timeout),
+        log_config=None,  # configure() did it: every logger, uvicorn's too, in --log-format
     )
 
 

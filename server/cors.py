@@ -20,7 +20,7 @@ __all__ = ["ALLOWED_HEADERS", "ALLOWED_METHODS", "MAX_AGE", "cors", "parse_origi
 
 ALLOWED_METHODS = ("GET", "POST")
 ALLOWED_HEADERS = ("content-type", "authorization", "edgewise-trace")
-EXPOSED_HEADERS = ("retry-after", "www-authenticate")
+EXPOSED_HEADERS = ("retry-after", "www-authenticate", "x-request-id")
 MAX_AGE = 7200  # seconds a browser may reuse a preflight answer (Chromium's own maximum)
 ORIGIN = re.compile(r"https?://[^/?#\s*]+", re.IGNORECASE)
 

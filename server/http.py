@@ -27,6 +27,7 @@ from graph.errors import BadUserInput, EdgewiseError, Forbidden, Unauthenticated
 from . import playground
 from .auth import Authenticator
 from .limits import Limits, check
+from .observe import note_params
 from .operations import select_operation
 from .persisted import PersistedQueries, PersistedQueryError
 from .schema import Schema, format_error
@@ -211,13 +212,16 @@ async def graphql(request: Request) -> Response:
     reply = _Reply(media)
     authenticator: Authenticator = state.authenticator
     try:
-        principal = authenticator.principal(request.headers.get("authorization"))
+        principal = await authenticator.principal(request.headers.get("authorization"))
     except Unauthenticated as exc:
         return reply.error(401, str(exc), exc.code, headers={"WWW-Authenticate": "Bearer"})
+    except Unavailable as exc:  # the JWKS could not be fetched
+        return reply.error(503, str(exc), exc.code, headers={"Retry-After": RETRY_AFTER})
     limits: Limits = state.limits
     params = await _read_params(request, limits.body_bytes, reply)
     if isinstance(params, Response):
         return params
+    note_params(request, params)  # the operation's name, even if its hash is unknown
     persisted: PersistedQueries = state.persisted
     try:
         params, register = persisted.resolve(params)
@@ -228,6 +232,7 @@ async def graphql(request: Request) -> Response:
         return reply.error(400, str(exc), exc.code)
     except Forbidden as exc:
         return reply.error(reply.not_executed, str(exc), exc.code)
+    note_params(request, params)
     if problem := _bad_params(params):
         return reply.error(400, problem)
     query: str = params["query"]

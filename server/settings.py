@@ -39,3 +39,8 @@ class Settings:
     persisted_queries_only: Path | None = None  # the manifest of the only operations allowed
     persisted_queries_cache_bytes: int = DEFAULT_CACHE_BYTES
     read_only: bool = False  # no mutations in the schema; no TransactWriteItems needed
+    metrics: bool | None = None  # serve /metrics; None: yes, unless production
+
+    @property
+    def metrics_enabled(self) -> bool:
+        return self.metrics if self.metrics is not None else not self.production

@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
+from graph.observer import Observer
 from graph.seed import demo_items
 from graph.table import Table
 
@@ -99,8 +100,10 @@ class CountedTable(Table):
     """A table whose per-request copies all count in this table's trace, so a test can see how
     many DynamoDB calls a request made even when its response carries no trace."""
 
-    def for_request(self) -> Table:
-        return Table(self.client, self.name, self.policy, self.trace, self.max_in_flight)
+    def for_request(self, observer: Observer | None = None) -> Table:
+        return Table(
+            self.client, self.name, self.policy, self.trace, self.max_in_flight, observer=observer
+        )
 
 
 @asynccontextmanager

@@ -38,8 +38,12 @@ class ModelContext:
         cls, request: Request | None, table: Table, codec: Codec, principal: Principal = ADMIN
     ) -> ModelContext:
         """Reads bind the running loop: build this inside the request's task."""
-        scoped = table.for_request()
-        return cls(request, scoped, Reads(scoped), codec, principal)
+        observation = getattr(getattr(request, "state", None), "observation", None)
+        scoped = table.for_request(observation)  # see server.observe
+        reads = Reads(scoped)
+        if observation is not None:
+            observation.watch(reads)
+        return cls(request, scoped, reads, codec, principal)
 
     def require_admin(self, action: str) -> None:
         if not self.principal.admin:

@@ -18,9 +18,11 @@ from server.settings import Settings
 
 @pytest.fixture
 def served(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The apps `edgewise serve` would run (uvicorn is not started)."""
+    """The apps `edgewise serve` would run (uvicorn is not started, and the process's logging
+    is left as pytest set it)."""
     apps: list[Any] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: apps.append(app))
+    monkeypatch.setattr(cli, "configure", lambda *args, **options: None)
     monkeypatch.delenv("EDGEWISE_CORS_ORIGINS", raising=False)
     monkeypatch.delenv("EDGEWISE_PERSISTED_QUERIES_ONLY", raising=False)
     return apps
