@@ -560,15 +560,17 @@ class _Inference:
         self.version: str | None = None
         self.timestamps = False
         self.version_evidence = ""
+        nodes = [r for r in self.rows if r.pk == r.sk] or self.rows  # edges may have none
         for name in VERSION_NAMES:
-            values = [r.attrs.get(name) for r in self.rows]
+            values = [r.attrs.get(name) for r in nodes]
             present = [v for v in values if v is not None]
             if present and all(v[0] == "N" for v in present) and len(present) * 2 >= len(values):
                 self.version = name
-                self.version_evidence = f"a number on {len(present)} of {len(values)} items"
+                self.version_evidence = (
+                    f"a number on {len(present)} of {len(values)} items with pk = sk"
+                )
                 break
         stamped = [r for r in self.rows if all(r.attrs.get(s, ("", ""))[0] == "S" for s in STAMPS)]
-        nodes = [r for r in self.rows if r.pk == r.sk]
         if (
             nodes
             and len(stamped) * 2 >= len(nodes)
@@ -738,11 +740,14 @@ class _Inference:
             for name, (h, r) in self.info.indexes.items():
                 keys = f"partitionKey: {_q(h)}" + (f", sortKey: {_q(r)}" if r else "")
                 projection = self.info.projections.get(name, "ALL")
-                note = (
-                    f"  # projection {projection}: Edgewise reads whole items; project ALL"
-                    if projection != "ALL"
-                    else ""
-                )
+                notes = []
+                if projection != "ALL":
+                    notes.append(f"projection {projection}: Edgewise reads whole items")
+                if name in self.inverted:
+                    notes.append("the table's keys swapped: reverse edges")
+                elif not any(row.text(h) is not None for row in self.rows):
+                    notes.append(f"no sampled item carries {h}: its uses are unknown")
+                note = f"  # {'; '.join(notes)}" if notes else ""
                 table.append(f"    {_q(name)}: {{{keys}}}{note}")
         out += table
         if self.enums:

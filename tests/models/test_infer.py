@@ -12,16 +12,17 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.client import Endpoint, create_table, open_client
+from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.sample import describe, sample
-from graph.table import Layout, Table, to_dynamo
+from graph.table import Layout, RetryPolicy, Table, to_dynamo
 from model import Model, load_model
 from model.infer import InferError, TableInfo, infer
 from server.app import create_app
 from server.cli import main
 from server.engine import engine_for
 from server.settings import Settings
+from tests.faults import FaultProxy
 from tests.helpers import gql
 
 
@@ -160,6 +161,24 @@ async def test_an_inferred_model_serves_the_same_queries(
     assert sorted(products) == ["Gadget", "Widget"]
     opened = [e["node"]["id"] for e in body["data"]["ordersByStatus"]["edges"]]
     assert opened == ["ORDER#o7", "ORDER#o9", "ORDER#o5"]  # newest first, across 15 shards
+
+
+async def test_sampling_retries_throttling_and_only_reads(dynamodb: EmbeddedDynamoDB) -> None:
+    dynamodb.reset()
+    engine = engine_for("orders")
+    async with open_client(Endpoint(dynamodb.url)) as client:
+        await create_table(client, engine.table_name, layout=engine.layout)
+        table = Table(client, engine.table_name, layout=engine.layout)
+        await table.batch_write(engine.sample_items(table))
+    async with FaultProxy(dynamodb.url) as proxy:
+        proxy.inject("Scan", "throttle", times=3)
+        async with open_client(Endpoint(proxy.url), client_config()) as client:
+            table = Table(client, engine.table_name, RetryPolicy(base_delay=0.01))
+            got = await sample(table, 1000)
+    assert (len(got.items), got.complete) == (10, True)
+    assert proxy.stats["throttle:Scan"] == 3
+    operations = {k.split(":")[1] for k in proxy.stats if k.startswith("calls:")}
+    assert operations == {"Scan"}  # nothing but reads
 
 
 def _info(described: dict[str, Any]) -> TableInfo:
