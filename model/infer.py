@@ -346,6 +346,13 @@ class _Inference:
                 k.role = "keyed"
             else:
                 k.role = "unexplained"
+                k.notes.append("no key prefix this draft could explain")
+            if k.role in ("child", "keyed") and not k.sk_prefix and not self.type_attribute:
+                k.role = "unexplained"
+                k.notes.append(
+                    "a sort key with no literal prefix: without a type attribute, Edgewise "
+                    "could not tell these items from the other items of their partitions"
+                )
         self.claims(kinds)
         self.name_kinds(kinds)
 
@@ -585,6 +592,7 @@ class _Inference:
         n, total = len(values), k.count
         bang = "!" if n == total else ""
         presence = f"on {n} of {total} items" if n < total else f"on all {_items(total)}"
+        presence = "on the only item" if total == 1 else presence
         if kinds <= {"B", "BS"}:
             return None
         if len(kinds) > 1:
@@ -649,8 +657,8 @@ class _Inference:
         for k in unexplained:
             example = k.rows[0]
             self.notes.append(
-                f"{_items(k.count)} with no key prefix this draft could explain "
-                f"(e.g. {self.info.pk}={example.pk!r}, {self.sk}={example.sk!r}): left out"
+                f"{_items(k.count)} left out (e.g. {self.info.pk}={example.pk!r}, "
+                f"{self.sk}={example.sk!r}): {k.notes[0]}"
             )
         text = self.header(kinds) + body
         try:

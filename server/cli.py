@@ -367,8 +367,11 @@ def _infer(args: argparse.Namespace) -> None:
         async with open_client(endpoint) as client:
             table = Table(client, args.table)
             described = await describe(table)
-            with tqdm(total=args.sample, unit="items", desc="sampling", file=sys.stderr) as bar:
-                return described, await sample(table, args.sample, progress=bar.update)
+            total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate
+            with tqdm(total=total, unit="items", desc="sampling", file=sys.stderr) as bar:
+                got = await sample(table, args.sample, progress=bar.update)
+                bar.total = bar.n  # the true count once read
+                return described, got
 
     described, got = asyncio.run(run())
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -229,8 +230,29 @@ def test_items_no_rule_explains_are_reported_not_fatal() -> None:
     )
     draft = infer(INFO, rows, complete=True)
     assert any("no key prefix" in n and "'1234'" in n for n in draft.notes)
-    assert "# note: 1 item with no key prefix" in draft.text
+    assert "# note: 1 item left out (e.g. PK='1234', SK='5678'): no key prefix" in draft.text
     assert list(load_model_text(draft.text).types) == ["User"]
+
+
+def test_plain_data_in_a_sort_key() -> None:
+    team = {"PK": "TEAM#t1", "SK": "TEAM#t1", "kind": "Team", "name": "Red"}
+    members = [
+        {"PK": "TEAM#t1", "SK": name, "kind": "Member", "member": name, "age": age}
+        for name, age in (("Ana Lima", 3), ("Bo Li", Decimal("4.5")))
+    ]
+    typed = load_model_text(infer(INFO, _items(team, *members)).text)
+    assert typed.type_attribute == "kind"
+    assert (typed.types["Member"].pk.text, typed.types["Member"].sk.text) == (
+        "TEAM#{teamId}",
+        "{member}",
+    )
+    assert str(typed.types["Member"].fields["age"].type) == "Float!"
+    # without a type attribute nothing tells a member from the team: reported, not guessed
+    untyped = infer(
+        INFO, _items(*({k: v for k, v in r.items() if k != "kind"} for r in [team, *members]))
+    )
+    assert any("a sort key with no literal prefix" in n for n in untyped.notes)
+    assert list(load_model_text(untyped.text).types) == ["Team"]
 
 
 def test_a_sample_too_small_to_see_a_relation_says_so() -> None:
