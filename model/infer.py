@@ -214,7 +214,6 @@ class _Inference:
         self.info = info
         self.complete = complete
         self.notes: list[str] = []
-        self.lines: list[str] = []
         if info.sk is None:
             raise InferError(
                 f"table {info.name!r} has no sort key: Edgewise models an adjacency list, whose "
@@ -331,7 +330,6 @@ class _Inference:
             if k.same and (k.pk_prefix or len(kinds) == 1 or self.type_attribute):
                 k.role = "node"
                 nodes.setdefault(k.pk_prefix, k)
-        self.by_prefix = nodes
         for k in kinds:
             if k.role:
                 continue
@@ -347,6 +345,12 @@ class _Inference:
             else:
                 k.role = "unexplained"
                 k.notes.append("no key prefix this draft could explain")
+            if k.role == "edge" and k.source is k.target and not self.type_attribute:
+                k.role = "unexplained"
+                k.notes.append(
+                    f"an edge between two {k.pk_prefix}… items: without a type or label "
+                    "attribute, Edgewise could not tell it from those node items"
+                )
             if k.role in ("child", "keyed") and not k.sk_prefix and not self.type_attribute:
                 k.role = "unexplained"
                 k.notes.append(
@@ -734,8 +738,10 @@ class _Inference:
         types_out: list[str] = []
         edges_out: list[str] = []
         queries_out: list[str] = []
+        self.claimed["Query"] = {"id", "node", "nodes"}
         for k in kinds:
             if k.role in ("node", "child", "keyed"):
+                self.claimed["Query"].add(lower_first(k.name))
                 self.fields_of(k)
         for k in kinds:
             if k.role in ("node", "child", "keyed"):
@@ -776,8 +782,8 @@ class _Inference:
 
     def fields_of(self, k: Kind) -> None:
         """Computes ``k.field_lines`` (name, declaration, comment) and refs."""
-        self.claimed.setdefault(k.name, {"id"})
         key_names = set().union(*(v.keys() for v in k.values)) if k.values else set()
+        self.claimed.setdefault(k.name, {"id"}).update(key_names)
         lines: list[tuple[str, str, str]] = []
         refs: list[tuple[str, str, str]] = []
         for attribute in self.field_attributes(k):
@@ -1040,7 +1046,7 @@ class _Inference:
         out += [f"    from: {src.name}", f"    to: {dst.name}"]
         source_rows = {r.pk: r for r in src.rows}
         fields: list[str] = []
-        copies: dict[str, str] = {}
+        copies: set[str] = set()
         for attribute in self.field_attributes(k):
             name = gql_name(attribute)
             ends = [source_rows.get(r.pk) for r in k.rows if attribute in r.attrs]
@@ -1052,10 +1058,11 @@ class _Inference:
                 )
                 and any(gql_name(a) == name for a in self.field_attributes(src))
             ):
-                copies[name] = name
+                copies.add(name)
+                stored = "" if name == attribute else f", attribute: {_q(attribute)}"
                 fields.append(
-                    f"      {name}: {{copyOf: from.{name}}}  # guess: equals the {src.name}'s "
-                    f"{name} on all {_items(len(ends))}"
+                    f"      {name}: {{copyOf: from.{name}{stored}}}  # guess: equals the "
+                    f"{src.name}'s {name} on all {_items(len(ends))}"
                 )
                 continue
             typed = self.scalar(k, attribute, k.name)
@@ -1086,17 +1093,24 @@ class _Inference:
             if pk_t.endswith("{to}") and sk_t == f"{src.pk_prefix}{{from}}" and reverse is None:
                 reverse = (index, f"{index} holds the {dst.name} end in its pk, {src.name} in sk")
             elif "{to}" in pk_t and "{from}" in (sk_t or ""):
+                partition = pk_t.replace("{to}", "{id}")
                 sort = (sk_t or "").replace("{from}", "{id}")
-                for name in copies:
-                    sort = sort.replace("{" + name + "}", "{" + copies[name] + "}")
-                queries += self.query_lines(
-                    src.name, dst.name, index, pk_t.replace("{to}", "{id}"), sort, src, []
-                )
+                readable = {"id", *copies}  # placeholders the from type can fill
+                if (
+                    set(Template.compile(partition).placeholders) <= {"id"}
+                    and set(Template.compile(sort).placeholders) <= readable
+                ):
+                    queries += self.query_lines(src.name, dst.name, index, partition, sort, src, [])
         if reverse is not None:
-            field_name = self.claim(dst.name, plural(lower_first(src.name)))
+            per_target = Counter(r.sk for r in k.rows)
+            one = k.count >= 3 and max(per_target.values()) == 1
+            field_name = self.claim(
+                dst.name, lower_first(src.name) if one else plural(lower_first(src.name))
+            )
+            why = f"; no sampled {dst.name} has two" if one else ""
             out.append(
-                f"    reverse: {{field: {field_name}, index: {_q(reverse[0])}}}  "
-                f"# guess: {reverse[1]}"
+                f"    reverse: {{field: {field_name}, index: {_q(reverse[0])}"
+                f"{', one: true' if one else ''}}}  # guess: {reverse[1]}{why}"
             )
         counters = [f"n_{k.tag or k.name}" in r.attrs for r in src.rows]
         if k.tag and any(counters):

@@ -227,8 +227,10 @@ def test_items_no_rule_explains_are_reported_not_fatal() -> None:
         {"PK": "USER#a", "SK": "USER#a", "name": "A"},
         {"PK": "USER#b", "SK": "USER#b", "name": "B"},
         {"PK": "1234", "SK": "5678", "blob": "x"},
+        {"PK": "USER#a", "SK": "USER#b"},  # a same-type edge: no attribute tells it apart
     )
     draft = infer(INFO, rows, complete=True)
+    assert any("an edge between two USER#… items" in n for n in draft.notes)
     assert any("no key prefix" in n and "'1234'" in n for n in draft.notes)
     assert "# note: 1 item left out (e.g. PK='1234', SK='5678'): no key prefix" in draft.text
     assert list(load_model_text(draft.text).types) == ["User"]
