@@ -198,15 +198,21 @@ def build_parser() -> argparse.ArgumentParser:
     infer.add_argument(
         "--dynamodb",
         default=os.environ.get("EDGEWISE_DYNAMODB"),
+        metavar="D",
         help="an endpoint URL or aws (env EDGEWISE_DYNAMODB)",
     )
     infer.add_argument(
-        "--table", default=os.environ.get("EDGEWISE_TABLE"), help="the table (env EDGEWISE_TABLE)"
+        "--table",
+        default=os.environ.get("EDGEWISE_TABLE"),
+        metavar="T",
+        help="the table (env EDGEWISE_TABLE)",
     )
     infer.add_argument(
         "--sample", type=int, default=1000, metavar="N", help="items to read at most (default 1000)"
     )
-    infer.add_argument("--output", type=Path, help="write the model here instead of printing it")
+    infer.add_argument(
+        "--output", type=Path, metavar="F", help="write the model here instead of printing it"
+    )
 
     commands.add_parser(
         "model-schema",
@@ -354,7 +360,7 @@ def _check_model(args: argparse.Namespace) -> None:
 
 
 def _infer(args: argparse.Namespace) -> None:
-    from graph.sample import describe, sample
+    from graph.sample import Sample, describe, sample
     from model.infer import InferError, infer, table_info
 
     if not args.table or not args.dynamodb:
@@ -363,7 +369,7 @@ def _infer(args: argparse.Namespace) -> None:
         raise SystemExit(f"edgewise infer: --sample must be at least 1, not {args.sample}")
     endpoint = _endpoint(args)
 
-    async def run() -> tuple[dict[str, Any], Any]:
+    async def run() -> tuple[dict[str, Any], Sample]:
         async with open_client(endpoint) as client:
             table = Table(client, args.table)
             described = await describe(table)

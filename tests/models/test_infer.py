@@ -17,8 +17,8 @@ from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.sample import describe, sample
 from graph.table import Layout, RetryPolicy, Table, to_dynamo
-from model import Model, load_model
-from model.infer import InferError, TableInfo, infer
+from model import Model, load_model, parse_model
+from model.infer import InferError, TableInfo, infer, table_info
 from server.app import create_app
 from server.cli import main
 from server.engine import engine_for
@@ -142,7 +142,7 @@ async def test_an_inferred_model_serves_the_same_queries(
         table = Table(client, engine.table_name, layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
         got = await sample(table, 1000)
-        draft = infer(_info(await describe(table)), got.items, got.complete)
+        draft = infer(table_info(await describe(table)), got.items, got.complete)
         path = tmp_path / "draft.yaml"
         path.write_text(draft.text)
         app = create_app(Settings(model=str(path)), table=table)
@@ -182,10 +182,8 @@ async def test_sampling_retries_throttling_and_only_reads(dynamodb: EmbeddedDyna
     assert operations == {"Scan"}  # nothing but reads
 
 
-def _info(described: dict[str, Any]) -> TableInfo:
-    from model.infer import table_info
-
-    return table_info(described)
+def load_model_text(text: str) -> Model:
+    return parse_model(text, "<draft>", "draft")
 
 
 INFO = TableInfo("t", "PK", "SK", {"PK": "S", "SK": "S"}, {})
@@ -309,9 +307,3 @@ def test_keys_that_are_not_strings_are_a_clear_error(kind: str) -> None:
     info = TableInfo("t", "PK", "SK", {"PK": "S", "SK": kind}, {})
     with pytest.raises(InferError, match=r"keys are strings built from templates"):
         infer(info, [{"PK": {"S": "A#1"}, "SK": {kind: "1"}}])
-
-
-def load_model_text(text: str) -> Model:
-    from model import parse_model
-
-    return parse_model(text, "<draft>", "draft")
