@@ -656,6 +656,17 @@ class _Inference:
         }
         self.type_names = {k.name for k in kinds if k.role in ("node", "child", "keyed")}
         self.claimed: dict[str, set[str]] = {}
+        if not any(k.role in ("node", "child", "keyed") for k in kinds):
+            reasons = "; ".join(
+                f"{_items(k.count)} like {self.info.pk}={k.rows[0].pk!r}, "
+                f"{self.sk}={k.rows[0].sk!r}: {k.notes[0] if k.notes else k.role}"
+                for k in kinds
+            )
+            raise InferError(
+                f"no item of table {self.info.name!r} fits a rule of this draft ({reasons}); "
+                "Edgewise recognises types by key prefixes such as 'ORDER#' or by a type "
+                "attribute: write the model by hand (see `edgewise model-schema`)"
+            )
         body = self.render(kinds)
         unexplained = [k for k in kinds if k.role == "unexplained"]
         for k in unexplained:
@@ -919,7 +930,11 @@ class _Inference:
         for index, (h, r) in self.info.indexes.items():
             if index in self.inverted:
                 continue
-            rows = [row for row in k.rows if row.text(h) is not None]
+            rows = [
+                row
+                for row in k.rows
+                if row.text(h) is not None and (r is None or row.text(r) is not None)
+            ]
             if not rows:
                 continue
             if len(rows) < k.count:
@@ -1056,7 +1071,9 @@ class _Inference:
                     e is not None and e.attrs.get(attribute) == r.attrs.get(attribute)
                     for e, r in zip(ends, [r for r in k.rows if attribute in r.attrs], strict=True)
                 )
-                and any(gql_name(a) == name for a in self.field_attributes(src))
+                and any(
+                    n == name and "ref:" not in d for n, d, _ in self.field_lines.get(src.name, [])
+                )
             ):
                 copies.add(name)
                 stored = "" if name == attribute else f", attribute: {_q(attribute)}"
