@@ -805,6 +805,7 @@ class _Inference:
                 continue
             graphql, evidence = typed
             target = self.ref_target(k, attribute, name)
+            name = self.claim(k.name, name) if name not in key_names else name
             if name == k.link and k.parent is not None:
                 graphql = "ID!"
                 evidence += f"; the id of the parent {k.parent.name}"
@@ -819,7 +820,6 @@ class _Inference:
                 refs.append((ref, f"{{type: {target}, ref: {name}}}", evidence_ref))
             elif name.endswith("Id") or attribute.endswith("_id"):
                 evidence += f"; {self.ref_hint(k, attribute)}"
-            name = self.claim(k.name, name) if name not in key_names else name
             lines.append((name, _decl(graphql, name, attribute), evidence))
         k_lines = lines + refs
         self.field_lines[k.name] = k_lines
@@ -907,7 +907,13 @@ class _Inference:
                         + (", caseInsensitive: true" if lowered else "")
                         + "}"
                     )
-                    declaration = f"{{type: {self.placeholder_type(k, name)}, unique: {unique}}}"
+                    type_ = re.sub(r"^\{type: |, attribute: .*\}$|\}$", "", declaration)
+                    stored = (
+                        declaration[declaration.index(", attribute") : -1]
+                        if (", attribute" in declaration)
+                        else ""
+                    )
+                    declaration = f"{{type: {type_}{stored}, unique: {unique}}}"
                     comment += f"; unique: {claim.notes[0]}"
                 out.append(f"      {name}: {declaration}  # {comment}")
         indexes = self.index_lines(k, queries)
