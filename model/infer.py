@@ -446,7 +446,7 @@ class _Inference:
                 used.add(name.split(":")[0])
                 out.append("{" + name + "}")
                 continue
-            if len(set(column)) == 1 and not (last and i > 0 and k.count > 1):
+            if len(set(column)) == 1 and not (key and last and i > 0 and k.count > 1):
                 out.append(column[0])
                 continue
             shards = None if key else self._shards(k, column)
