@@ -189,7 +189,6 @@ class Kind:
     sk_template: str = ""
     link: str = ""  # a child's pk placeholder
     values: list[dict[str, str]] = field(default_factory=list)  # key placeholders per row
-    placeholder_attrs: dict[str, str] = field(default_factory=dict)  # placeholder -> attribute
     notes: list[str] = field(default_factory=list)
 
     @property
