@@ -273,6 +273,35 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("model_arg", nargs="?", metavar="M", help="the model (default --model)")
     _model_flag(check)
 
+    infer = commands.add_parser(
+        "infer",
+        help="draft a model file from an existing table",
+        description="Draft a model from a table you already have: DescribeTable for its keys and "
+        "indexes, then a parallel Scan of at most --sample items (never the whole of a large "
+        "table). Types, key templates, fields, edges, children and index uses are guessed from "
+        "the sample, each guess commented with its evidence. The draft passes `edgewise "
+        "check-model`; edit its names, then `edgewise serve --model FILE`. Only reads the table "
+        "(needs dynamodb:DescribeTable and dynamodb:Scan); the read units used are reported.",
+    )
+    infer.add_argument(
+        "--dynamodb",
+        default=os.environ.get("EDGEWISE_DYNAMODB"),
+        metavar="D",
+        help="an endpoint URL or aws (env EDGEWISE_DYNAMODB)",
+    )
+    infer.add_argument(
+        "--table",
+        default=os.environ.get("EDGEWISE_TABLE"),
+        metavar="T",
+        help="the table (env EDGEWISE_TABLE)",
+    )
+    infer.add_argument(
+        "--sample", type=int, default=1000, metavar="N", help="items to read at most (default 1000)"
+    )
+    infer.add_argument(
+        "--output", type=Path, metavar="F", help="write the model here instead of printing it"
+    )
+
     commands.add_parser(
         "model-schema",
         help="print the JSON Schema of the model file format",
@@ -458,6 +487,45 @@ def _check_model(args: argparse.Namespace) -> None:
     sys.stdout.write(summary(model))
 
 
+def _infer(args: argparse.Namespace) -> None:
+    from graph.sample import Sample, describe, sample
+    from model.infer import InferError, infer, table_info
+
+    if not args.table or not args.dynamodb:
+        raise SystemExit("edgewise infer: pass --dynamodb URL (or aws) and --table T")
+    if args.sample < 1:
+        raise SystemExit(f"edgewise infer: --sample must be at least 1, not {args.sample}")
+    endpoint = _endpoint(args)
+
+    async def run() -> tuple[dict[str, Any], Sample]:
+        async with open_client(endpoint) as client:
+            table = Table(client, args.table)
+            described = await describe(table)
+            total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate
+            with tqdm(total=total, unit="items", desc="sampling", file=sys.stderr) as bar:
+                got = await sample(table, args.sample, progress=bar.update)
+                bar.total = bar.n  # the true count once read
+                return described, got
+
+    described, got = asyncio.run(run())
+    try:
+        draft = infer(table_info(described), got.items, got.complete)
+    except InferError as exc:
+        raise SystemExit(f"edgewise infer: {exc}") from None
+    for note in draft.notes:
+        sys.stderr.write(f"edgewise infer: {note}\n")
+    if args.output:
+        args.output.write_text(draft.text)
+    else:
+        sys.stdout.write(draft.text)
+    where = f"; wrote {args.output}" if args.output else ""
+    sys.stderr.write(
+        f"edgewise infer: sampled {len(got.items)} items "
+        f"({'the whole table' if got.complete else 'a sample'}), "
+        f"{got.units:g} read capacity units consumed{where}\n"
+    )
+
+
 def _model_schema(args: argparse.Namespace) -> None:
     sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
 
@@ -473,6 +541,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "export-schema": _export_schema,
         "check-model": _check_model,
         "model-schema": _model_schema,
+        "infer": _infer,
     }[args.command]
     try:
         handler(args)
