@@ -58,6 +58,9 @@ async def dynalite_table(dynalite: Dynalite) -> AsyncIterator[Table]:
     async with open_client(Endpoint(dynalite.url)) as client:
         await create_table(client, name)
         yield Table(client, name)
+    # A fresh client: dynalite closes connections idle past its keep-alive timeout, and this
+    # raw call (unlike Table.call) would not retry on the pooled one it closed.
+    async with open_client(Endpoint(dynalite.url)) as client:
         await client.delete_table(TableName=name)
 
 

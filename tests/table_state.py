@@ -10,11 +10,11 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
-from graph.client import Endpoint, create_table, open_client
+from graph.client import Endpoint, client_config, create_table, open_client
 from graph.keys import NodeType
 from graph.model import EDGE_TYPES, OFFICE_COUNTER, counter, counters_of
 from graph.seed import demo_items
-from graph.table import Item, Table, from_dynamo
+from graph.table import Item, RetryPolicy, Table, from_dynamo
 
 NODE_TYPES = {t.value for t in NodeType}
 
@@ -118,9 +118,15 @@ class SerialDynamoDB:
 
 @asynccontextmanager
 async def demo_table(url: str) -> AsyncIterator[Table]:
-    """A fresh graph table holding the demo data at ``url`` (reset first by the caller)."""
-    async with open_client(Endpoint(url)) as client:
+    """A fresh graph table holding the demo data at ``url`` (reset first by the caller).
+
+    Its read timeout and deadline are generous: a server that answers one call at a time
+    (:class:`SerialDynamoDB`) queues concurrent writers, and on a loaded machine the last in
+    the queue may wait past the default 5 s; a timed-out transaction would then be retried
+    while its first attempt still applies, which moto (ignoring ClientRequestToken) turns into
+    a CONFLICT that DynamoDB would not give."""
+    async with open_client(Endpoint(url), client_config(read_timeout=30.0)) as client:
         await create_table(client, "graph")
-        table = Table(client, "graph")
+        table = Table(client, "graph", RetryPolicy(deadline=60.0))
         await table.batch_write(demo_items())
         yield table
