@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, cast
 
@@ -25,7 +26,7 @@ from .types import NODE_CLASSES, Group, Node, Organization, Product, Ticket, Use
 from .types.base import check_first, prefetch
 from .types.nodes import AFTER, FIRST, TicketConnection, TicketStatus
 
-__all__ = ["Query", "Schema", "format_error", "production_schema", "schema"]
+__all__ = ["Query", "Schema", "format_error", "log_unexpected", "production_schema", "schema"]
 
 log = logging.getLogger("edgewise")
 
@@ -159,22 +160,25 @@ def format_error(error: GraphQLError) -> dict[str, Any]:
     return formatted
 
 
+def log_unexpected(errors: Iterable[GraphQLError]) -> None:
+    """Log only what the client cannot be told: errors that are not ours on purpose."""
+    for error in errors:
+        original = error.original_error
+        if (
+            original is not None
+            and not isinstance(original, GraphQLError)
+            and (
+                not isinstance(original, EdgewiseError) or original.code == "INTERNAL_SERVER_ERROR"
+            )
+        ):
+            log.error("unexpected error at %s", error.path, exc_info=original)
+
+
 class Schema(strawberry.Schema):
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
     ) -> None:
-        """Log only what the client cannot be told: errors that are not ours on purpose."""
-        for error in errors:
-            original = error.original_error
-            if (
-                original is not None
-                and not isinstance(original, GraphQLError)
-                and (
-                    not isinstance(original, EdgewiseError)
-                    or original.code == "INTERNAL_SERVER_ERROR"
-                )
-            ):
-                log.error("unexpected error at %s", error.path, exc_info=original)
+        log_unexpected(errors)
 
 
 # Parsing and validating a repeated query text is cached (module-level LRU caches shared by

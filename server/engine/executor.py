@@ -4,7 +4,6 @@ text, operation selection, and the same result shape the HTTP layer reads from s
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -26,11 +25,10 @@ from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from graph.errors import EdgewiseError
+from ..schema import log_unexpected
 
 __all__ = ["ModelSchema"]
 
-log = logging.getLogger("edgewise")
 
 
 class ModelSchema:
@@ -89,17 +87,7 @@ class ModelSchema:
         if inspect.isawaitable(result):
             result = await result
         assert isinstance(result, ExecutionResult)
-        for error in result.errors or ():
-            original = error.original_error
-            if (
-                original is not None
-                and not isinstance(original, GraphQLError)
-                and (
-                    not isinstance(original, EdgewiseError)
-                    or original.code == "INTERNAL_SERVER_ERROR"
-                )
-            ):
-                log.error("unexpected error at %s", error.path, exc_info=original)
+        log_unexpected(result.errors or ())
         return result
 
     def as_str(self) -> str:
