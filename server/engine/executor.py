@@ -30,7 +30,6 @@ from ..schema import log_unexpected
 __all__ = ["ModelSchema"]
 
 
-
 class ModelSchema:
     """A graphql-core schema with ``execute`` and ``as_str`` as the HTTP layer and the CLI use
     them; ``production`` turns introspection off."""
