@@ -264,3 +264,16 @@ def test_cors_preflight_reaches_the_app(proxy: ThreadedProxy) -> None:
     allowed = headers["access-control-allow-headers"].lower()
     assert "content-type" in allowed and "authorization" in allowed
     assert int(headers["access-control-max-age"]) > 0
+
+
+def test_settings_come_from_the_same_environment_as_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EDGEWISE_TABLE", raising=False)
+    monkeypatch.delenv("EDGEWISE_DYNAMODB", raising=False)
+    monkeypatch.setenv("EDGEWISE_MODEL", "order-entry")
+    monkeypatch.setenv("EDGEWISE_CORS_ORIGINS", "https://app.example.com, http://localhost:5173")
+    monkeypatch.setenv("EDGEWISE_PERSISTED_QUERIES", "0")
+    monkeypatch.setenv("EDGEWISE_METRICS", "0")
+    settings = server.lambda_handler.settings_from_env()
+    assert (settings.dynamodb, settings.model, settings.table) == ("aws", "order-entry", None)
+    assert settings.cors_origins == ("https://app.example.com", "http://localhost:5173")
+    assert settings.persisted_queries is False and settings.metrics is False
