@@ -9,7 +9,6 @@ import json
 import re
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from model import EdgeType, KeyValueError, Model, NodeType, Template
@@ -18,7 +17,7 @@ from .errors import BadUserInput
 from .keys import ItemKey
 from .table import Layout
 
-__all__ = ["Codec", "Edge", "Ref", "shard_of"]
+__all__ = ["Codec", "Ref", "shard_of"]
 
 _ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 
@@ -41,16 +40,6 @@ class Ref:
 
     def __repr__(self) -> str:
         return f"Ref({self.type.name}, {self.key.pk!r}, {self.key.sk!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """An edge item read from one end: the far end's reference and the item itself."""
-
-    type: EdgeType
-    item: dict[str, Any]
-    far: Ref
-    cursor: str
 
 
 class Codec:

@@ -85,12 +85,10 @@ class Writer:
             )
             if stored and values.get(name) is not None:
                 item[f.attribute] = values[name]
-        item |= self.index_attributes(node.indexes, self._template_values(node, values))
+        item |= self.index_attributes(
+            node.indexes, {k: v for k, v in values.items() if v is not None}
+        )
         return item
-
-    @staticmethod
-    def _template_values(node: NodeType, values: Mapping[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in values.items() if v is not None}
 
     def index_attributes(self, writes: Iterable[Any], values: Mapping[str, Any]) -> Item:
         """The index key attributes for ``values``; an index whose templates lack a value is

@@ -238,35 +238,31 @@ class Reads:
 
     # ---- counts, whole listings, partitions ------------------------------------------------
 
-    async def _count(self, listing: Listing) -> int:
-        async def branch(b: Branch) -> int:
-            params = self._params(listing, b) | {"Select": "COUNT"}
-            total = 0
-            while True:
-                _, last, count = await self.table.query(**params)
-                total += count
-                if last is None:
-                    return total
-                params["ExclusiveStartKey"] = last
+    async def _follow(
+        self, listing: Listing, branch: Branch, count: bool
+    ) -> tuple[list[Item], int]:
+        """Every page of one branch: its items (none with ``count``) and how many match."""
+        params = self._params(listing, branch) | ({"Select": "COUNT"} if count else {})
+        items: list[Item] = []
+        total = 0
+        while True:
+            page, last, matched = await self.table.query(**params)
+            items += page
+            total += matched
+            if last is None:
+                return items, total
+            params["ExclusiveStartKey"] = last
 
-        return sum(await asyncio.gather(*(branch(b) for b in listing.branches)))
+    async def _count(self, listing: Listing) -> int:
+        parts = await asyncio.gather(*(self._follow(listing, b, True) for b in listing.branches))
+        return sum(total for _, total in parts)
 
     async def _load_counts(self, keys: list[Listing]) -> list[int]:
         return list(await asyncio.gather(*(self._count(k) for k in keys)))
 
     async def _all(self, listing: Listing) -> list[Item]:
-        async def branch(b: Branch) -> list[Item]:
-            params = self._params(listing, b)
-            out: list[Item] = []
-            while True:
-                items, last, _ = await self.table.query(**params)
-                out += items
-                if last is None:
-                    return out
-                params["ExclusiveStartKey"] = last
-
-        parts = await asyncio.gather(*(branch(b) for b in listing.branches))
-        return self.prime([item for part in parts for item in part])
+        parts = await asyncio.gather(*(self._follow(listing, b, False) for b in listing.branches))
+        return self.prime([item for items, _ in parts for item in items])
 
     async def _load_alls(self, keys: list[Listing]) -> list[list[Item]]:
         return list(await asyncio.gather(*(self._all(k) for k in keys)))

@@ -227,10 +227,3 @@ class Model:
     types: dict[str, NodeType]
     edges: dict[str, EdgeType]
     queries: dict[str, Query]
-
-    @property
-    def primary(self) -> Index:
-        return Index(None, self.partition_key, self.sort_key)
-
-    def index(self, name: str | None) -> Index:
-        return self.primary if name is None else self.indexes[name]
