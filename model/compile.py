@@ -8,7 +8,7 @@ import difflib
 import importlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import spec as s
 from .templates import Template, TemplateSyntaxError
@@ -21,7 +21,9 @@ from .types import (
     Index,
     IndexWrite,
     Model,
+    Mutation,
     NodeType,
+    ObjectType,
     Parent,
     Query,
     TypeRef,
@@ -89,7 +91,9 @@ class _Compiler:
 
     def type_ref(self, path: Path, text: str, objects: bool = True) -> TypeRef | None:
         ref = TypeRef.parse(text)
-        known = set(SCALARS) | set(self.enums) | (set(self.file.types) if objects else set())
+        known = set(SCALARS) | set(self.enums)
+        if objects:
+            known |= set(self.file.types) | set(self.file.objects)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ref.name):
             self.problem(
                 path, f"{text!r} is not a GraphQL type; write e.g. String!, [Int!] or Date"
@@ -159,14 +163,7 @@ class _Compiler:
             if compiled is not None:
                 kind = "key" if field_name in key_fields and compiled.kind == "value" else None
                 if kind:
-                    compiled = Field(
-                        compiled.name,
-                        compiled.type,
-                        compiled.attribute,
-                        "key",
-                        compiled.description,
-                        unique=compiled.unique,
-                    )
+                    compiled = replace(compiled, kind="key")
                 fields[field_name] = compiled
         for field_name, compiled_field in fields.items():
             if compiled_field.unique is not None and not single:
@@ -202,6 +199,8 @@ class _Compiler:
             t.mutations,
             t.type_value or name,
             frozenset(t.fields),
+            t.node,
+            tuple(t.expose) if t.expose is not None else None,
         )
 
     def parent(
@@ -342,7 +341,16 @@ class _Compiler:
                 f"{type_.name} is a node type: make the field a `ref`, an edge or a collection",
             )
             return None
-        return Field(name, type_, attribute, "value", decl.description, unique=unique)
+        return Field(
+            name,
+            type_,
+            attribute,
+            "value",
+            decl.description,
+            unique=unique,
+            default=decl.default,
+            initial=decl.initial,
+        )
 
     def check_hook(self, path: Path, dotted: str) -> None:
         module_name, colon, function = dotted.partition(":")
@@ -506,6 +514,7 @@ class _Compiler:
             spec.description,
             spec.connection or f"{stem}Connection",
             spec.edge or f"{stem}Edge",
+            spec.order,
         )
 
     # ---- queries ---------------------------------------------------------------------------
@@ -663,6 +672,9 @@ class _Compiler:
         self.check_refs(types)
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
+        objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
+        mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
+        self.check_roots(types, edges, queries, mutations)
         table = file.table
         return Model(
             self.name,
@@ -679,7 +691,103 @@ class _Compiler:
             types,
             edges,
             queries,
+            objects,
+            mutations,
+            {root: tuple(names) for root, names in file.expose.items()},
+            dict(file.descriptions),
         )
+
+    def object_type(self, name: str, o: s.ObjectSpec) -> ObjectType:
+        path: Path = ("objects", name)
+        if name in self.file.types or name in self.enums or name in SCALARS:
+            self.problem(path, f"{name} is already a type; rename the object")
+        fields = {}
+        for field_name, decl in o.fields.items():
+            spec = s.FieldSpec(type=decl) if isinstance(decl, str) else decl
+            if spec.model_fields_set - {"type", "description"}:
+                self.problem((*path, "fields", field_name), "an object's field has a type only")
+            ref = self.type_ref((*path, "fields", field_name), spec.type or "")
+            if ref is not None:
+                fields[field_name] = Field(field_name, ref, field_name, "value", spec.description)
+        return ObjectType(name, fields, o.description)
+
+    def mutation(self, name: str, m: s.MutationSpec) -> Mutation:
+        path: Path = ("mutations", name)
+        self.check_hook((*path, "hook"), m.hook)
+        arguments = []
+        for arg, text in m.arguments.items():
+            ref = self.type_ref((*path, "arguments", arg), text, False)
+            if ref is not None:
+                arguments.append((arg, ref))
+        # the result may name a generated type (an edge, a connection): checked when built
+        return Mutation(name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description)
+
+    def check_roots(
+        self,
+        types: Mapping[str, NodeType],
+        edges: Mapping[str, EdgeType],
+        queries: Mapping[str, Query],
+        mutations: Mapping[str, Mutation],
+    ) -> None:
+        """``expose`` lists only fields that exist, each once."""
+        version = ["version"] if self.file.table.version_attribute else []
+        for node in types.values():
+            if node.expose is None:
+                continue
+            known = ["id", *node.fields, *version]
+            if node.parent is not None:
+                known.append(node.parent.field)
+            known += [
+                t.parent.collection
+                for t in types.values()
+                if t.parent and t.parent.type == node.name
+            ]
+            known += [
+                e.forward.field for e in edges.values() if e.forward and e.source == node.name
+            ]
+            known += [
+                e.reverse.field for e in edges.values() if e.reverse and e.target == node.name
+            ]
+            known += [q.field for q in queries.values() if q.on == node.name]
+            self._check_listed(("types", node.name, "expose"), node.expose, known)
+        lookups = []
+        for node in types.values():
+            if node.node:
+                lookups.append(node.names["lookup"])
+                lookups += [
+                    f"{node.names['lookup']}By{upper_first(f.name)}"
+                    for f in node.fields.values()
+                    if f.unique is not None
+                ]
+        roots = {
+            "Query": [
+                "node",
+                "nodes",
+                *lookups,
+                *(q.field for q in queries.values() if q.on is None),
+            ],
+            "Mutation": [
+                *(
+                    node.names[verb]
+                    for node in types.values()
+                    if node.mutations
+                    for verb in ("create", "update", "delete")
+                ),
+                *(name for e in edges.values() if e.mutations for name in (e.add, e.remove)),
+                *mutations,
+            ],
+        }
+        for root, listed in self.file.expose.items():
+            self._check_listed(("expose", root), listed, roots[root])
+
+    def _check_listed(self, path: Path, listed: Iterable[str], known: list[str]) -> None:
+        seen: set[str] = set()
+        for i, name in enumerate(listed):
+            if name not in known:
+                self.problem((*path, i), f"there is no field {name!r}; {did_you_mean(name, known)}")
+            elif name in seen:
+                self.problem((*path, i), f"{name!r} is listed twice; list it once")
+            seen.add(name)
 
     def check_refs(self, types: Mapping[str, NodeType]) -> None:
         for node in types.values():

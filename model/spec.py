@@ -17,7 +17,9 @@ __all__ = [
     "IndexSpec",
     "KeyPair",
     "ModelSpec",
+    "MutationSpec",
     "Names",
+    "ObjectSpec",
     "ParentSpec",
     "QuerySpec",
     "SortSpec",
@@ -115,6 +117,14 @@ class FieldSpec(Spec):
     arguments: dict[str, str] = Field(
         default_factory=dict, description="Arguments of a hook field: name to GraphQL type."
     )
+    default: str | int | float | bool | None = Field(
+        None, description="The argument's default in the create and add mutations."
+    )
+    initial: str | int | float | bool | None = Field(
+        None,
+        description="Written by the create and add mutations instead of an argument; `now` is "
+        "the time of the write.",
+    )
 
 
 FieldDecl = str | FieldSpec
@@ -151,6 +161,16 @@ class TypeSpec(Spec):
     indexes: dict[str, IndexKeys] = Field(default_factory=dict)
     names: Names = Field(default_factory=Names)
     mutations: bool = Field(True, description="Generate create/update/delete mutations.")
+    node: bool = Field(
+        True,
+        description="Implements Node (a global id, `node(id:)`, a root lookup); `false`: read "
+        "only through its parent's collection, `id` is the bare key value.",
+    )
+    expose: list[GraphQLName] | None = Field(
+        None,
+        description="The GraphQL fields in order (`id`, `createdAt`, `version` … included); "
+        "fields left out are stored but not served. Default: every field.",
+    )
 
 
 class EdgeEnd(Spec):
@@ -159,6 +179,7 @@ class EdgeEnd(Spec):
         None, description="The index a reverse edge is read from (its pk holds the `to` end)."
     )
     one: bool = Field(False, description="At most one: a plain field, not a connection.")
+    order: Order = "asc"
     description: str | None = None
     connection: str | None = Field(None, description="Name of the connection type.")
     edge: str | None = Field(None, description="Name of the edge type.")
@@ -198,6 +219,23 @@ class QuerySpec(Spec):
     description: str | None = None
 
 
+class ObjectSpec(Spec):
+    """A plain output type (no key, not stored) that hook fields and mutations return."""
+
+    description: str | None = None
+    fields: dict[GraphQLName, FieldDecl]
+
+
+class MutationSpec(Spec):
+    """A mutation the file cannot say: a Python function called with the request's context
+    and the arguments."""
+
+    type: str = Field(description="GraphQL result type: a type of the schema, `!` for non-null.")
+    hook: str = Field(description="The function, `package.module:function`.")
+    arguments: dict[GraphQLName, str] = Field(default_factory=dict)
+    description: str | None = None
+
+
 class ModelSpec(Spec):
     """A model file: a table's layout and the GraphQL API over it."""
 
@@ -206,3 +244,14 @@ class ModelSpec(Spec):
     types: dict[GraphQLName, TypeSpec]
     edges: dict[GraphQLName, EdgeSpec] = Field(default_factory=dict)
     queries: dict[GraphQLName, QuerySpec] = Field(default_factory=dict)
+    objects: dict[GraphQLName, ObjectSpec] = Field(default_factory=dict)
+    mutations: dict[GraphQLName, MutationSpec] = Field(default_factory=dict)
+    expose: dict[Literal["Query", "Mutation"], list[GraphQLName]] = Field(
+        default_factory=dict,
+        description="Root fields in order; those left out are not served. Default: every one.",
+    )
+    descriptions: dict[str, str] = Field(
+        default_factory=dict,
+        description="Descriptions by schema coordinate (`Type`, `Type.field`, "
+        "`Type.field(argument:)`, `Enum.VALUE`), for what the file generates.",
+    )

@@ -16,7 +16,9 @@ __all__ = [
     "Index",
     "IndexWrite",
     "Model",
+    "Mutation",
     "NodeType",
+    "ObjectType",
     "Parent",
     "Query",
     "TypeRef",
@@ -87,6 +89,8 @@ class Field:
     unique: Unique | None = None
     hook: str | None = None
     arguments: tuple[tuple[str, TypeRef], ...] = ()
+    default: str | int | float | bool | None = None  # the argument's default when written
+    initial: str | int | float | bool | None = None  # written at creation, not an argument
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,8 @@ class NodeType:
     mutations: bool = True
     type_value: str = ""  # the type attribute's value on its items
     declared: frozenset[str] = frozenset()  # fields the file declares (key fields stored)
+    node: bool = True  # implements Node: a global id, node(id:), a root lookup
+    expose: tuple[str, ...] | None = None  # the GraphQL fields in order; None: every one
 
     @property
     def parent_counter(self) -> str | None:
@@ -165,6 +171,7 @@ class EdgeEnd:
     description: str | None
     connection: str
     edge: str
+    order: Literal["asc", "desc"] = "asc"
 
 
 @dataclass(frozen=True)
@@ -212,6 +219,26 @@ class Query:
 
 
 @dataclass(frozen=True)
+class ObjectType:
+    """A plain output type for hooks: fields read from the returned value (key or attribute)."""
+
+    name: str
+    fields: dict[str, Field]
+    description: str | None
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A mutation served by a hook: ``await hook(context, **arguments)``."""
+
+    name: str
+    type: TypeRef
+    hook: str
+    arguments: tuple[tuple[str, TypeRef], ...]
+    description: str | None
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     table: str
@@ -227,3 +254,7 @@ class Model:
     types: dict[str, NodeType]
     edges: dict[str, EdgeType]
     queries: dict[str, Query]
+    objects: dict[str, ObjectType] = field(default_factory=dict)
+    mutations: dict[str, Mutation] = field(default_factory=dict)
+    expose: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Query/Mutation order
+    descriptions: dict[str, str] = field(default_factory=dict)  # by schema coordinate

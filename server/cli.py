@@ -480,7 +480,7 @@ def _check_model(args: argparse.Namespace) -> None:
     args.model = args.model_arg or args.model
     args.table = None
     try:
-        model = load_model(args.model)
+        model = engine_for(args.model).model or load_model(args.model)
     except ModelError as exc:
         sys.stderr.write("\n".join(exc.lines) + "\n")
         raise SystemExit(1) from None

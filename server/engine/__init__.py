@@ -102,4 +102,8 @@ def engine_for(name: str) -> Engine:
     :class:`model.ModelError` for an invalid model."""
     if name == DEMO:
         return Engine(DEMO, None)
-    return Engine(name, load_model(name))
+    model = load_model(name)
+    engine = Engine(name, model)
+    assert engine.codec is not None
+    build_schema(model, engine.codec)  # what only the built schema can check
+    return engine

@@ -10,6 +10,7 @@ the lookup's own wave."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -131,6 +132,15 @@ class Resolvers:
 
         return resolve
 
+    def hook(self, field: Field) -> Callable[..., Any]:
+        """A field the model's Python function answers: ``await hook(context, ref, **args)``."""
+        function = load_hook(field.hook or "")
+
+        def resolve(ref: Ref, info: Info, **args: Any) -> Any:
+            return function(info.context, ref, **args)
+
+        return resolve
+
     def key_value(self, field: Field) -> Callable[..., Any]:
         """A key placeholder: parsed from the key, so it costs no read."""
         name = field.name
@@ -221,9 +231,10 @@ class Resolvers:
     def forward(self, edge: EdgeType) -> Plan:
         target = self.model.types[edge.target]
         counter = edge.counter("from")
+        forward = edge.forward is None or edge.forward.order == "asc"
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
-            listing = Listing(None, (Branch(ref.key.pk, target.pk.literal_prefix),))
+            listing = Listing(None, (Branch(ref.key.pk, target.pk.literal_prefix),), forward)
             return Conn(_page(listing, args), ref, counter, edge=edge, far="to")
 
         return plan
@@ -237,6 +248,7 @@ class Resolvers:
         label = self.model.label_attribute
         # an edge between nodes of one type: the node's own item shares the reverse partition
         only = (label, edge.label) if label and edge.source == edge.target else None
+        forward = edge.reverse.order == "asc"
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             if write is None:  # the index's pk is the table's sort key: an inverted index
@@ -245,7 +257,7 @@ class Resolvers:
                 to = self.codec.key_values(ref.type, ref.key) or {}
                 partition = _render(lambda: write.pk.format({"to": to.get("id")}))
                 branch = Branch(partition, write.sk.prefix({}) if write.sk else "")
-            listing = Listing(index.name, (branch,), only=only)
+            listing = Listing(index.name, (branch,), forward, only)
             return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
 
         return plan
@@ -376,6 +388,18 @@ class Resolvers:
             return self._convert(field, edge.node, edge.item.get(attribute))
 
         return resolve
+
+
+def exposed(fields: dict[str, Any], names: tuple[str, ...] | None) -> dict[str, Any]:
+    """The fields ``names`` lists, in its order; every field without a list."""
+    return fields if names is None else {name: fields[name] for name in names}
+
+
+def load_hook(dotted: str) -> Callable[..., Any]:
+    """The function ``package.module:function`` (checked when the model was compiled)."""
+    module, _, name = dotted.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
 
 
 def _enum_of(node: NodeType, placeholder: str) -> str:

@@ -4,6 +4,7 @@ request's loader, so the answer needs no eventually-consistent read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from graphql import (
@@ -14,19 +15,22 @@ from graphql import (
     GraphQLInputField,
     GraphQLInputObjectType,
     GraphQLInt,
+    GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
+    Undefined,
 )
 
 from graph.errors import BadUserInput, NotFound
 from graph.items import Ref
-from graph.mutate import Writer
+from graph.mutate import Writer, now_iso
 from graph.reads import cursor_of
-from model import EdgeType, NodeType, TypeRef
-from model.compile import lower_first, upper_first
+from model import EdgeType, Field, ModelError, NodeType, TypeRef
+from model.compile import did_you_mean, lower_first, upper_first
+from model.types import Mutation
 
 from .context import Info, ModelContext
-from .fields import EdgeValue
+from .fields import EdgeValue, exposed, load_hook
 from .scalars import from_graphql
 
 if TYPE_CHECKING:
@@ -59,7 +63,16 @@ def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
 
 
 def _value_fields(node: NodeType) -> list[tuple[str, TypeRef]]:
-    return [(n, f.type) for n, f in node.fields.items() if f.kind == "value"]
+    return [(n, f.type) for n, f in node.fields.items() if f.kind == "value" and f.initial is None]
+
+
+def _initial(fields: Iterable[Field]) -> dict[str, Any]:
+    """The values written at creation instead of arguments (``now``: the time of the write)."""
+    return {
+        f.name: now_iso() if f.initial == "now" else f.initial
+        for f in fields
+        if f.kind == "value" and f.initial is not None
+    }
 
 
 class _Mutations:
@@ -69,7 +82,11 @@ class _Mutations:
         self.fields: dict[str, GraphQLField] = {}
         self.deleted = GraphQLObjectType(
             "DeletedNode",
-            {"id": GraphQLField(GraphQLNonNull(GraphQLID), description="The deleted node's id.")},
+            {
+                "id": GraphQLField(
+                    GraphQLNonNull(GraphQLID), description="The global id of the deleted node."
+                )
+            },
             description="What a delete removed.",
         )
 
@@ -133,10 +150,17 @@ class _Mutations:
             ends[0]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
             ends[1]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
         }
-        values = {n: f.type for n, f in edge.fields.items() if f.kind == "value"}
+        values = {
+            n: GraphQLArgument(
+                b.input(f.type.nullable() if f.default is not None else f.type),
+                default_value=f.default if f.default is not None else Undefined,
+            )
+            for n, f in edge.fields.items()
+            if f.kind == "value" and f.initial is None
+        }
         self.fields[edge.add] = GraphQLField(
             GraphQLNonNull(b.edge_type_for(edge)),
-            args | {n: GraphQLArgument(b.input(t)) for n, t in values.items()},
+            args | values,
             resolve=lambda _r, info, **a: self.add(info, edge, source, target, a),
             description=f"Add a {edge.label} edge; NOT_FOUND if an end is missing, CONFLICT if "
             "it exists.",
@@ -168,7 +192,7 @@ class _Mutations:
     async def create(self, info: Info, node: NodeType, values: dict[str, Any]) -> Ref:
         ctx: ModelContext = info.context
         ctx.require_admin(f"create a {node.name}")
-        values = self._stored(node, values)
+        values = self._stored(node, values) | _initial(node.fields.values())
         if node.single and values.get("id") is not None:
             found = ctx.codec.by_id(node, str(values["id"]))
             if found is None:
@@ -216,7 +240,7 @@ class _Mutations:
             n: from_graphql(f.type, args.get(n))
             for n, f in edge.fields.items()
             if f.kind == "value" and n in args
-        }
+        } | _initial(edge.fields.values())
         item = await _writer(ctx).add_edge(edge, start, end, fields)
         return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), end)
 
@@ -237,14 +261,50 @@ def _end_arguments(edge: EdgeType) -> tuple[str, str]:
     return f"{lower_first(edge.source)}Id", f"{lower_first(edge.target)}Id"
 
 
+def _hook_mutation(builder: _Builder, mutation: Mutation) -> GraphQLField:
+    """A mutation the model's Python function answers: ``await hook(context, **args)``."""
+    named = builder.named_output(mutation.type.name)
+    if named is None:
+        known = [*builder.objects, *builder.named, *builder.generated]
+        raise ModelError(
+            builder.model.name,
+            [
+                f"mutations.{mutation.name}.type: unknown type {mutation.type.name!r}; "
+                + did_you_mean(mutation.type.name, known)
+            ],
+        )
+    type_: Any = named
+    if mutation.type.list:
+        type_ = GraphQLList(GraphQLNonNull(type_) if mutation.type.item_non_null else type_)
+    if mutation.type.non_null:
+        type_ = GraphQLNonNull(type_)
+    function = load_hook(mutation.hook)
+    return GraphQLField(
+        type_,
+        {name: GraphQLArgument(builder.input(t)) for name, t in mutation.arguments},
+        resolve=lambda _root, info, **args: function(info.context, **args),
+        description=mutation.description,
+    )
+
+
 def mutation_type(builder: _Builder) -> GraphQLObjectType | None:
+    model = builder.model
     mutations = _Mutations(builder)
-    for node in builder.model.types.values():
+    for node in model.types.values():
         if node.mutations:
             mutations.node(node)
-    for edge in builder.model.edges.values():
+    for edge in model.edges.values():
         if edge.mutations:
             mutations.edge(edge)
+    if model.mutations:
+        for type_ in builder.objects.values():
+            assert type_.fields  # build every connection and edge type a hook may return
+        for mutation in model.mutations.values():
+            mutations.fields[mutation.name] = _hook_mutation(builder, mutation)
     if not mutations.fields:
         return None
-    return GraphQLObjectType("Mutation", mutations.fields, description="Writes.")
+    return GraphQLObjectType(
+        "Mutation",
+        exposed(mutations.fields, model.expose.get("Mutation")),
+        description="Writes. Each applies fully or leaves no trace.",
+    )

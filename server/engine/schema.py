@@ -5,6 +5,7 @@ particular model."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
@@ -27,11 +28,11 @@ from graphql import (
 )
 
 from graph.items import Codec, Ref
-from model import EdgeType, Field, Model, NodeType, TypeRef
+from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.compile import upper_first
-from model.types import EdgeEnd
+from model.types import EdgeEnd, ObjectType
 
-from .fields import Plan, Resolvers, lookup, lookup_args
+from .fields import Plan, Resolvers, exposed, lookup, lookup_args
 from .mutations import mutation_type
 from .scalars import BUILT_IN
 
@@ -60,24 +61,44 @@ class _Builder:
             "PageInfo",
             {
                 "hasNextPage": GraphQLField(
-                    GraphQLNonNull(GraphQLBoolean), description="Whether more edges follow."
+                    GraphQLNonNull(GraphQLBoolean),
+                    description="Whether more edges follow this page.",
                 ),
                 "endCursor": GraphQLField(
-                    GraphQLString, description="Pass as `after` for the next page."
+                    GraphQLString,
+                    description="Pass as `after` to get the next page; null on an empty page.",
                 ),
             },
             description="Where a page of a connection ends.",
         )
         self.objects: dict[str, GraphQLObjectType] = {}
         self.connections: dict[str, GraphQLObjectType] = {}
+        self.generated: dict[str, GraphQLObjectType] = {}  # connections and their edges
         for node in model.types.values():
             self.objects[node.name] = GraphQLObjectType(
                 node.name,
                 partial(self.fields_of, node),
-                interfaces=[self.node],
+                interfaces=[self.node] if node.node else [],
                 description=node.description or self._describe(node),
                 is_type_of=partial(_is_type_of, node.name),
             )
+        for plain in model.objects.values():
+            self.named[plain.name] = GraphQLObjectType(
+                plain.name,
+                partial(self.plain_fields, plain),
+                description=plain.description,
+            )
+
+    def plain_fields(self, plain: ObjectType) -> dict[str, GraphQLField]:
+        """A hook's result: each field read from the value's key or attribute."""
+        return {
+            name: GraphQLField(self.output(f.type), description=f.description)
+            for name, f in plain.fields.items()
+        }
+
+    def named_output(self, name: str) -> GraphQLNamedType | None:
+        """Any output type by name, generated ones (connections, edges) included."""
+        return self.objects.get(name) or self.named.get(name) or self.generated.get(name)
 
     @staticmethod
     def _describe(node: NodeType) -> str:
@@ -137,7 +158,8 @@ class _Builder:
             },
             description=description[:1].upper() + description[1:] + ".",
         )
-        self.connections[name] = connection
+        self.connections[name] = self.generated[name] = connection
+        self.generated[edge_name] = edge_type
         return connection
 
     def node_connection(self, node: NodeType) -> GraphQLObjectType:
@@ -207,11 +229,15 @@ class _Builder:
 
     def fields_of(self, node: NodeType) -> dict[str, GraphQLField]:
         r, model = self.r, self.model
-        out: dict[str, GraphQLField] = {
-            "id": GraphQLField(
-                GraphQLNonNull(GraphQLID), resolve=r.global_id, description="The global id."
-            )
-        }
+        if node.node:
+            out = {
+                "id": GraphQLField(
+                    GraphQLNonNull(GraphQLID), resolve=r.global_id, description="The global id."
+                )
+            }
+        else:  # not a Node: its id is the bare key value
+            bare = Field("id", TypeRef("ID", True), "id", "key")
+            out = {"id": GraphQLField(GraphQLNonNull(GraphQLID), resolve=r.key_value(bare))}
         plans: dict[str, Plan] = {}
         for child in model.types.values():
             if child.parent is not None and child.parent.type == node.name:
@@ -264,6 +290,8 @@ class _Builder:
                     self.args(query.arguments),
                     query.description,
                 )
+        if node.expose is not None:
+            return {name: out[name] for name in node.expose}
         return out
 
     def edge(self, edge: EdgeType, end: EdgeEnd, plan: Plan, far: str) -> GraphQLField:
@@ -286,6 +314,9 @@ class _Builder:
         elif f.kind == "first":
             plan = plans[f.collection or ""]
             return self.planned(type_, plan, "first", {}, f.description, resolve=r.first(f, plan))
+        elif f.kind == "hook":
+            args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
+            return GraphQLField(type_, args, r.hook(f), description=f.description)
         elif f.kind == "sum":
             plan = plans[f.collection or ""]
             child = self._collection_type(node, f.collection or "")
@@ -331,6 +362,8 @@ class _Builder:
             ),
         }
         for node in self.model.types.values():
+            if not node.node:
+                continue
             if node.single:
                 args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
             else:
@@ -367,7 +400,44 @@ class _Builder:
                     resolve=lambda _root, info, plan=plan, **a: plan(None, a, info.context),
                     description=query.description,
                 )
-        return GraphQLObjectType("Query", fields, description="Reads.")
+        return GraphQLObjectType(
+            "Query",
+            exposed(fields, self.model.expose.get("Query")),
+            description="Reads. Every read of a request is batched through its loaders.",
+        )
+
+
+def describe(schema: GraphQLSchema, model: Model) -> None:
+    """Set the descriptions the model gives by schema coordinate (``Type``, ``Type.field``,
+    ``Type.field(argument:)``, ``Enum.VALUE``); raises :class:`ModelError` for a coordinate
+    that names nothing."""
+    problems = []
+    for coordinate, text in model.descriptions.items():
+        target = _coordinate(schema, coordinate)
+        if target is None:
+            problems.append(
+                f"descriptions.{coordinate}: names nothing in the schema; write `Type`, "
+                "`Type.field`, `Type.field(argument:)` or `Enum.VALUE`"
+            )
+        else:
+            target.description = text
+    if problems:
+        raise ModelError(model.name, problems)
+
+
+def _coordinate(schema: GraphQLSchema, coordinate: str) -> Any:
+    match = re.fullmatch(r"(\w+)(?:\.(\w+)(?:\((\w+):\))?)?", coordinate)
+    if match is None:
+        return None
+    type_name, member, argument = match.groups()
+    named: Any = schema.type_map.get(type_name)
+    if named is None or member is None:
+        return named
+    members = getattr(named, "fields", None) or getattr(named, "values", None) or {}
+    found = members.get(member)
+    if found is None or argument is None:
+        return found
+    return getattr(found, "args", {}).get(argument)
 
 
 def _is_type_of(name: str, value: Any, _info: Any) -> bool:
@@ -385,4 +455,6 @@ def build_schema(model: Model, codec: Codec, read_only: bool = False) -> GraphQL
     query = builder.query_type()
     mutation = None if read_only else mutation_type(builder)
     types = [*builder.objects.values()]
-    return GraphQLSchema(query, mutation, types=types)
+    schema = GraphQLSchema(query, mutation, types=types)
+    describe(schema, model)
+    return schema

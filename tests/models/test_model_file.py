@@ -136,6 +136,28 @@ BROKEN = [
         "      name: {type: String!, hook: 'nowhere.at.all:resolve'}",
         "types.Author.fields.name.hook (line 14): cannot import 'nowhere.at.all'",
     ),
+    (
+        "      name: String!\n  Book:",
+        "      name: String!\n    expose: [id, nam]\n  Book:",
+        "types.Author.expose.1 (line 15): there is no field 'nam'; did you mean 'name'?",
+    ),
+    (
+        '    sort: {template: "{title}#{id}"}\n',
+        '    sort: {template: "{title}#{id}"}\nexpose:\n  Query: [node, booksByGenre, node]\n',
+        "expose.Query.2 (line 42): 'node' is listed twice; list it once",
+    ),
+    (
+        '    sort: {template: "{title}#{id}"}\n',
+        '    sort: {template: "{title}#{id}"}\n'
+        "mutations:\n  retitle: {type: Book!, hook: 'model.spec:nothing', arguments: {x: Strin}}\n",
+        "mutations.retitle.hook (line 42): model.spec has no function 'nothing'",
+    ),
+    (
+        '    sort: {template: "{title}#{id}"}\n',
+        '    sort: {template: "{title}#{id}"}\n'
+        "objects:\n  Stats: {fields: {books: Int!, top: Bok}}\n",
+        "objects.Stats.fields.top (line 42): unknown type 'Bok'; did you mean 'Book'?",
+    ),
 ]
 
 
