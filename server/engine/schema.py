@@ -407,19 +407,19 @@ class _Builder:
         )
 
 
-def describe(schema: GraphQLSchema, model: Model) -> None:
+def describe(schema: GraphQLSchema, model: Model, strict: bool = True) -> None:
     """Set the descriptions the model gives by schema coordinate (``Type``, ``Type.field``,
     ``Type.field(argument:)``, ``Enum.VALUE``); raises :class:`ModelError` for a coordinate
-    that names nothing."""
+    that names nothing (``strict``; a schema without its mutations skips theirs)."""
     problems = []
     for coordinate, text in model.descriptions.items():
         target = _coordinate(schema, coordinate)
-        if target is None:
+        if target is None and strict:
             problems.append(
                 f"descriptions.{coordinate}: names nothing in the schema; write `Type`, "
                 "`Type.field`, `Type.field(argument:)` or `Enum.VALUE`"
             )
-        else:
+        elif target is not None:
             target.description = text
     if problems:
         raise ModelError(model.name, problems)
@@ -456,5 +456,5 @@ def build_schema(model: Model, codec: Codec, read_only: bool = False) -> GraphQL
     mutation = None if read_only else mutation_type(builder)
     types = [*builder.objects.values()]
     schema = GraphQLSchema(query, mutation, types=types)
-    describe(schema, model)
+    describe(schema, model, strict=not read_only)
     return schema
