@@ -121,7 +121,11 @@ class Codec:
             values = node.pk.parse(raw)
             if values is not None:
                 return Ref(node, self.key(node, values))
-        return None
+        shapes = [n.pk for n in self._singles if n.pk.literal_prefix]
+        if shapes and not any(t.literal_prefix[-1] in raw for t in shapes):
+            example = shapes[0].text
+            raise BadUserInput(f"invalid global id {raw[:140]!r}: expected a key such as {example}")
+        return None  # the shape of a key, of a type this model does not have
 
     def _opaque(self, raw: str) -> Ref | None:
         try:

@@ -24,7 +24,7 @@ from .expressions import Expr
 from .keys import ItemKey
 from .table import Item, Layout, Table, to_dynamo
 
-__all__ = ["Branch", "Listing", "Page", "PageKey", "Reads", "Whole", "cursor_of"]
+__all__ = ["Branch", "Listing", "Page", "PageKey", "Reads", "Whole", "cursor_of", "positions"]
 
 _serialize = to_dynamo
 
@@ -78,21 +78,31 @@ class Whole:
 
 
 def _encode(positions: Sequence[list[str] | None]) -> str:
-    raw = json.dumps(list(positions), separators=(",", ":")).encode()
+    """One Query's cursor is its position; several Queries' cursors list one per branch."""
+    value = positions[0] if len(positions) == 1 else list(positions)
+    raw = json.dumps(value, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode(cursor: str, branches: int) -> list[list[str] | None]:
+def positions(listing: Listing, cursor: str | None) -> list[list[str] | None]:
+    """Where each branch of ``listing`` resumes after ``cursor``; a cursor that is malformed or
+    belongs to another connection is BAD_USER_INPUT."""
+    count = len(listing.branches)
+    if cursor is None:
+        return [None] * count
+    size = 2 if listing.index is None else 4
     try:
         if len(cursor) > 8192:
             raise ValueError
         value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not (isinstance(value, list) and len(value) == branches):
+        if count == 1:
+            value = [value]
+        if not (isinstance(value, list) and len(value) == count):
             raise ValueError
         for position in value:
             if position is not None and not (
                 isinstance(position, list)
-                and len(position) in (2, 4)
+                and len(position) == size
                 and all(isinstance(p, str) for p in position)
             ):
                 raise ValueError
@@ -100,6 +110,9 @@ def _decode(cursor: str, branches: int) -> list[list[str] | None]:
         raise BadUserInput(
             f"invalid cursor {cursor[:60]!r}: pass an endCursor or edge cursor returned by the API"
         ) from None
+    for branch, position in zip(listing.branches, value, strict=True):
+        if position is not None and position[0 if size == 2 else 2] != branch.partition:
+            raise BadUserInput("this cursor belongs to another connection")
     return value
 
 
@@ -145,9 +158,6 @@ class Reads:
 
     def _start(self, index: str | None, branch: Branch, position: list[str]) -> dict[str, Any]:
         start = {self.layout.pk: position[0], self.layout.sk: position[1]}
-        partition = position[0] if index is None else position[2] if len(position) == 4 else None
-        if partition != branch.partition:
-            raise BadUserInput("this cursor belongs to another connection")
         if index is not None:
             hash_key, range_key = self.layout.keys(index)
             start[hash_key] = position[2]
@@ -182,14 +192,12 @@ class Reads:
     async def _page(self, key: PageKey) -> Page:
         listing, first = key.listing, key.first
         count = len(listing.branches)
-        positions: list[list[str] | None] = (
-            _decode(key.after, count) if key.after is not None else [None] * count
-        )
+        resume = positions(listing, key.after)
         if first == 0:
-            return Page([], [], bool(await self._any(listing, positions)))
+            return Page([], [], bool(await self._any(listing, resume)))
         results = await asyncio.gather(
             *(
-                self._branch(listing, branch, first + 1, positions[i])
+                self._branch(listing, branch, first + 1, resume[i])
                 for i, branch in enumerate(listing.branches)
             )
         )
@@ -213,15 +221,15 @@ class Reads:
                 break
             taken.append(item)
             consumed[i] += 1
-            positions[i] = _position(self.layout, listing.index, item)
-            cursors.append(_encode(positions))
+            resume[i] = _position(self.layout, listing.index, item)
+            cursors.append(_encode(resume))
         has_next = any(consumed[i] < len(items) or more for i, (items, more) in enumerate(results))
         return Page(self.prime(taken), cursors, has_next)
 
-    async def _any(self, listing: Listing, positions: list[list[str] | None]) -> bool:
+    async def _any(self, listing: Listing, resume: list[list[str] | None]) -> bool:
         results = await asyncio.gather(
             *(
-                self._branch(listing, branch, 1, positions[i])
+                self._branch(listing, branch, 1, resume[i])
                 for i, branch in enumerate(listing.branches)
             )
         )

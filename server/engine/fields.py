@@ -24,7 +24,7 @@ from graphql.execution.values import get_argument_values
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
-from graph.reads import Branch, Listing, Page, PageKey, Whole
+from graph.reads import Branch, Listing, Page, PageKey, Whole, positions
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
@@ -407,7 +407,10 @@ def _enum_of(node: NodeType, placeholder: str) -> str:
 
 
 def _page(listing: Listing, args: dict[str, Any]) -> PageKey:
-    return PageKey(listing, check_first(args.get("first")), args.get("after"))
+    """The page asked for; a bad cursor fails here, even where no page needs reading."""
+    after = args.get("after")
+    positions(listing, after)
+    return PageKey(listing, check_first(args.get("first")), after)
 
 
 def _branch(

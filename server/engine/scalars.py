@@ -111,7 +111,12 @@ BUILT_IN = {
 
 
 def _scalar(name: str, value: Any, enums: frozenset[str]) -> Any:
-    if name in ("String", "ID", "Date", "DateTime") or name in enums:
+    if name in ("Date", "DateTime"):
+        try:
+            return (_date if name == "Date" else _datetime)(value)
+        except GraphQLError as exc:
+            raise WrongType(f"holds {str(value)[:40]!r}: {exc.message}") from None
+    if name in ("String", "ID") or name in enums:
         if isinstance(value, str):
             return value
     elif name == "Int":
