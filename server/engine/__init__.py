@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ SAMPLE_TIME = "2026-01-15T09:00:00.000Z"
 ContextFactory = Callable[[Request | None, Table, Principal], Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Engine:
     """What serving one model takes: its table layout, default table name, schema, request
     context and sample data. ``model`` is None for the hand-written demo."""
@@ -57,7 +57,12 @@ class Engine:
         return self.model.table if self.model is not None else "graph"
 
     def schema(self, production: bool = False, read_only: bool = False) -> Any:
-        """The schema to serve; ``read_only``: without its Mutation type."""
+        """The schema to serve; ``read_only``: without its Mutation type. Built once per
+        engine and variant: apps share it, as they share the hand-written schema."""
+        return self._schema(production, read_only)
+
+    @cache  # noqa: B019 (engines live as long as the process)
+    def _schema(self, production: bool, read_only: bool) -> Any:
         if self.model is None:
             from ..readonly import without_mutations
             from ..schema import production_schema, schema
@@ -104,8 +109,12 @@ def engine_for(name: str) -> Engine:
     :class:`model.ModelError` for an invalid model."""
     if name == DEMO and not os.environ.get("EDGEWISE_DEMO_ENGINE"):
         return Engine(DEMO, None)
-    model = load_model(name)
-    engine = Engine(name, model)
-    assert engine.codec is not None
-    build_schema(model, engine.codec)  # what only the built schema can check
+    engine = _shipped(name) if name in SHIPPED else Engine(name, load_model(name))
+    engine.schema()  # what only the built schema can check
     return engine
+
+
+@cache
+def _shipped(name: str) -> Engine:
+    """A shipped model's engine, loaded once per process."""
+    return Engine(name, load_model(name))
