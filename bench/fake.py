@@ -4,6 +4,7 @@ botocore out of a CPU measurement of the server."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from graph.keys import ItemKey
@@ -31,14 +32,15 @@ class FakeDynamoDB:
     async def query(self, **params: Any) -> dict[str, Any]:
         index = params.get("IndexName")
         values = params["ExpressionAttributeValues"]
-        prefix = values[":r"]["S"] if ":r" in values else None
+        condition = params["KeyConditionExpression"]  # `pk = :a [AND begins_with(sk, :b)]`
+        partition = values[re.search(r"= (:\w+)", condition)[1]]["S"]  # type: ignore[index]
+        begins = re.search(r"begins_with\([^,]+, (:\w+)\)", condition)
+        prefix = values[begins[1]]["S"] if begins else None
         start = params.get("ExclusiveStartKey")
         after = start[DEMO_LAYOUT.keys(index)[1]]["S"] if start else None
         limit = params.get("Limit")
         forward = params.get("ScanIndexForward", True)
-        found = self.memory.query(
-            values[":h"]["S"], prefix, index=index, forward=forward, after=after
-        )
+        found = self.memory.query(partition, prefix, index=index, forward=forward, after=after)
         page = found if limit is None else found[:limit]
         response: dict[str, Any] = {
             "Items": [self.raw[ItemKey(i["PK"], i["SK"])] for i in page],
