@@ -101,7 +101,7 @@ class Engine:
             if not path.is_file():
                 return []
             sample = yaml.safe_load(path.read_text())
-        return build_items(Writer(table, self.codec), sample, SAMPLE_TIME)
+        return build_items(Writer(table, self.codec), sample, sample.get("at", SAMPLE_TIME))
 
 
 def engine_for(name: str) -> Engine:
