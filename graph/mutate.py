@@ -32,6 +32,9 @@ __all__ = ["Writer", "build_items"]
 MAX_ACTIONS = 100
 
 
+ATTEMPTS = 5  # an update without expectedVersion re-reads a node changed meanwhile this often
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -295,7 +298,23 @@ class Writer:
         self, node: NodeType, key: ItemKey, changes: Mapping[str, Any], expected: int | None = None
     ) -> Item:
         """Set fields (``None`` removes one), refresh index attributes and the copies on edges,
-        and bump the version. A stale ``expected`` version is CONFLICT."""
+        and bump the version. A stale ``expected`` version is CONFLICT; without one, a change
+        made concurrently is read again and the update applied over it (a few times)."""
+        for _ in range(ATTEMPTS - 1):
+            try:
+                return await self._update_once(node, key, changes, expected)
+            except _Changed:
+                continue
+        return await self._update_once(node, key, changes, expected, last=True)
+
+    async def _update_once(
+        self,
+        node: NodeType,
+        key: ItemKey,
+        changes: Mapping[str, Any],
+        expected: int | None,
+        last: bool = False,
+    ) -> Item:
         version_attr = self.model.version_attribute
         old = await self.table.get_item(key)
         if old is None:
@@ -331,7 +350,8 @@ class Writer:
         def stale(current: Item | None) -> EdgewiseError:
             if current is None:
                 return NotFound(f"{node.name} {key.pk} does not exist")
-            return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
+            message = f"{node.name} {key.pk} was changed concurrently; read it again"
+            return Conflict(message) if expected is not None or last else _Changed(message)
 
         action.on_fail = stale
         action.leaves = new
@@ -575,6 +595,10 @@ def _cost(removals: list[_Removal]) -> int:
 
 def _delete(writer: Writer, key: ItemKey) -> _Action:
     return _Action("Delete", key, {"Key": writer.layout.key(key)})
+
+
+class _Changed(Conflict):
+    """An update's node changed between its read and its write: read it again."""
 
 
 class _Missing(EdgewiseError):
