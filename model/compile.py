@@ -779,4 +779,11 @@ def _overlap(a: Template, b: Template) -> bool:
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:
     compiler = _Compiler(file, name)
     model = compiler.compile()
+    if file.access is not None:
+        from dataclasses import replace
+
+        from .access import compile_access
+
+        access = compile_access(file.access, model, compiler.problem, did_you_mean)
+        model = replace(model, access=access)
     return model, compiler.problems

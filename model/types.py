@@ -4,9 +4,12 @@ templates compiled; nothing here does I/O."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .templates import Template
+
+if TYPE_CHECKING:
+    from .access import Access
 
 __all__ = [
     "SCALARS",
@@ -227,3 +230,4 @@ class Model:
     types: dict[str, NodeType]
     edges: dict[str, EdgeType]
     queries: dict[str, Query]
+    access: Access | None = None  # the file's `access` rules, compiled by model.access
