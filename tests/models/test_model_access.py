@@ -840,3 +840,116 @@ def test_each_access_mistake_names_its_place_and_the_fix(old: str, new: str, exp
     with pytest.raises(ModelError) as raised:
         parse_model(GOOD + ACCESS.replace(old, new, 1), "books.yaml")
     assert any(line.startswith(expected) for line in raised.value.lines), raised.value.lines
+
+
+# ---- an unseen model's rules ---------------------------------------------------------------
+
+SERVED_ACCESS = """\
+access:
+  principal: Author
+  read:
+    Author: [self, books.authors]
+    Book: [books, books.authors.books]
+  mutations:
+    updateAuthor: {input.id: [self]}
+    createBook: {}
+"""
+
+BOOKS_DATA = [
+    'createAuthor(input: {id: "a1", name: "One"}) { id }',
+    'createAuthor(input: {id: "a2", name: "Two"}) { id }',
+    'createAuthor(input: {id: "a3", name: "Three"}) { id }',
+    'createBook(input: {id: "b1", title: "Shared", authorId: "a3"}) { id }',
+    'createBook(input: {id: "b2", title: "Co-author\'s"}) { id }',
+    'createBook(input: {id: "b3", title: "Other"}) { id }',
+    'addWrote(authorId: "a1", bookId: "b1") { cursor }',
+    'addWrote(authorId: "a2", bookId: "b1") { cursor }',
+    'addWrote(authorId: "a2", bookId: "b2") { cursor }',
+    'addWrote(authorId: "a3", bookId: "b3") { cursor }',
+    'createChapter(input: {bookId: "b2", number: 1}) { id }',
+    'createChapter(input: {bookId: "b3", number: 1}) { id }',
+]
+
+# (query, what a1 gets, the FORBIDDEN paths)
+BOOKS_READS: list[tuple[str, Any, list[list[Any]]]] = [
+    ('{ author(id: "a2") { name } }', {"author": {"name": "Two"}}, []),  # a co-author
+    ('{ author(id: "a3") { name } }', {"author": None}, [["author"]]),
+    ('{ book(id: "b2") { title } }', {"book": {"title": "Co-author's"}}, []),  # three hops
+    ('{ book(id: "b3") { title } }', {"book": None}, [["book"]]),
+    (
+        '{ book(id: "b2") { chapters { edges { node { number } } } } }',
+        {"book": {"chapters": {"edges": [{"node": {"number": 1}}]}}},
+        [],
+    ),
+    ('{ chapter(bookId: "b3", number: 1) { number } }', {"chapter": None}, [["chapter"]]),
+    (
+        '{ chapter(bookId: "b2", number: 1) { book { id } } }',
+        {"chapter": {"book": {"id": "BOOK#b2"}}},
+        [],
+    ),
+    (  # a reference to an author a1 may not read
+        '{ book(id: "b1") { title author { id } } }',
+        {"book": {"title": "Shared", "author": None}},
+        [["book", "author"]],
+    ),
+    (
+        '{ author(id: "a1") { books { edges { node { id authors { edges { node { id } } } } } } } }',
+        {
+            "author": {
+                "books": {
+                    "edges": [
+                        {
+                            "node": {
+                                "id": "BOOK#b1",
+                                "authors": {
+                                    "edges": [
+                                        {"node": {"id": "AUTHOR#a1"}},
+                                        {"node": {"id": "AUTHOR#a2"}},
+                                    ]
+                                },
+                            }
+                        }
+                    ]
+                }
+            }
+        },
+        [],
+    ),
+]
+
+
+async def test_an_unseen_models_rules(dynamodb: EmbeddedDynamoDB, tmp_path: Any) -> None:
+    """Rules over a model written only here: a three-hop path, a child type readable with its
+    parent, a reference, a mutation on oneself and one any signed-in author may run."""
+    path = tmp_path / "books.yaml"
+    path.write_text(GOOD + SERVED_ACCESS)
+    engine = engine_for(str(path))
+    dynamodb.reset()
+    async with open_client(Endpoint(dynamodb.url)) as client:
+        await create_table(client, engine.table_name, layout=engine.layout)
+        table = Table(client, engine.table_name, layout=engine.layout)
+        app = create_app(
+            Settings(model=str(path)), table=table, authenticator=Authenticator(secret=SECRET)
+        )
+        async with asgi(app) as http:
+            for mutation in BOOKS_DATA:
+                body = await post(http, ADMIN, f"mutation {{ {mutation} }}")
+                assert "errors" not in body, (mutation, body)
+            for query, data, forbidden in BOOKS_READS:
+                body = await post(http, "a1", query)
+                assert body["data"] == data, (query, body)
+                assert forbidden_paths(body) == forbidden, query
+            mine = await post(
+                http, "a1", 'mutation { updateAuthor(input: {id: "a1", name: "1"}) { name } }'
+            )
+            assert mine == {"data": {"updateAuthor": {"name": "1"}}}
+            theirs = await post(
+                http, "a1", 'mutation { updateAuthor(input: {id: "a2", name: "2"}) { name } }'
+            )
+            assert theirs["data"] is None and forbidden_paths(theirs) == [["updateAuthor"]]
+            new = await post(
+                http, "a1", 'mutation { createBook(input: {id: "b9", title: "New"}) { id } }'
+            )
+            assert new == {"data": {"createBook": {"id": "BOOK#b9"}}}
+            deleted = await post(http, "a1", 'mutation { deleteBook(id: "b2") { id } }')
+            assert deleted["data"] is None and forbidden_paths(deleted) == [["deleteBook"]]
