@@ -893,7 +893,8 @@ BOOKS_READS: list[tuple[str, Any, list[list[Any]]]] = [
         [["book", "author"]],
     ),
     (
-        '{ author(id: "a1") { books { edges { node { id authors { edges { node { id } } } } } } } }',
+        '{ author(id: "a1") { books { edges { node { id authors { edges { node { id } } } } } } }'
+        " }",
         {
             "author": {
                 "books": {
