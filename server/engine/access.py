@@ -62,12 +62,12 @@ class Rules:
 
 
 class Scope:
-    """What one principal may read, decided lazily and at most once per node and request."""
+    """What one principal who is not an admin may read and run, decided lazily and at most
+    once per node and request."""
 
     def __init__(self, rules: Rules, context: ModelContext) -> None:
         self.rules = rules
         self.context = context
-        self.admin = context.principal.admin
         user = context.principal.user
         self.me = rules.codec.by_id(rules.principal, user.id) if user is not None else None
         self._reach: dict[tuple[Hop, ...], asyncio.Future[frozenset[ItemKey]]] = {}
@@ -160,10 +160,8 @@ class Scope:
 
     # ---- nodes -----------------------------------------------------------------------------
 
-    def can_read(self, ref: Ref) -> Awaitable[bool]:
+    def can_read(self, ref: Ref) -> asyncio.Future[bool]:
         """Whether the principal may read ``ref``; its reads start when this is called."""
-        if self.admin:
-            return _done(True)
         return self._once(("node", ref.type.name, ref.key.pk, ref.key.sk), lambda: self._node(ref))
 
     def _node(self, ref: Ref) -> asyncio.Future[bool]:
@@ -171,15 +169,8 @@ class Scope:
         if paths is not None:
             return self._any(paths, ref)
         if ref.type.parent is not None:  # a child: whoever may read its parent
-            return asyncio.ensure_future(self._awaited(self.can_read(self._parent(ref))))
+            return self.can_read(self.rules.resolvers.parent_of(ref))
         return _done(False)
-
-    def _parent(self, ref: Ref) -> Ref:
-        return self.rules.resolvers.parent_of(ref)
-
-    @staticmethod
-    async def _awaited(value: Awaitable[bool]) -> bool:
-        return await value
 
     async def check(self, ref: Ref) -> None:
         """FORBIDDEN unless the principal may read ``ref``."""
@@ -196,16 +187,15 @@ class Scope:
         if paths is None and ref.type.parent is not None:
             parent = ref.type.parent.type
             return f"you may not read {self.rules.codec.global_id(ref)} nor its {parent}"
-        rule = (
-            f"{name} is readable from your node by {_describe(paths)}"
-            if paths
-            else (f"only admins may read a {name}")
-        )
+        if paths:
+            rule = f"{name} is readable from your node by {_describe(paths)}"
+        else:
+            rule = f"only admins may read a {name}"
         return f"you may not read {self.rules.codec.global_id(ref)}: {rule} (model access.read)"
 
     async def visible(self, edges: list[EdgeValue]) -> list[EdgeValue]:
         """``edges`` less those to nodes the principal may not read."""
-        if self.admin or not edges:
+        if not edges:
             return edges
         readable = await asyncio.gather(*(self.can_read(e.node) for e in edges))
         return [edge for edge, ok in zip(edges, readable, strict=True) if ok]
@@ -216,7 +206,7 @@ class Scope:
         """FORBIDDEN unless the rule of ``type_name.field`` (if any) lets the principal read it
         on ``ref`` (None: a node that was not found, so nobody but an admin may ask)."""
         paths = self.rules.access.fields.get(type_name, {}).get(field)
-        if self.admin or paths is None:
+        if paths is None:
             return
         if ref is not None:
             key = ("field", type_name, field, ref.key.pk, ref.key.sk)
@@ -266,7 +256,7 @@ def _mutation_guard(name: str, grants: tuple[Grant, ...], field: GraphQLField) -
 
     async def guarded(root: Any, info: Info, **args: Any) -> Any:
         ctx: ModelContext = info.context
-        if ctx.principal.admin or ctx.scope is None:
+        if ctx.scope is None:  # an admin, or no access rules
             result = resolve(root, info, **args)
             return await result if inspect.isawaitable(result) else result
         problem = await ctx.scope.may_run(grants, args)
