@@ -180,11 +180,14 @@ class Resolvers:
             if value is None:
                 return None
             found = self.codec.by_id(target, str(value))
-            if found is not None and info.context.scope is not None:
-                await info.context.scope.check(found)
-            if found is None or field.type.non_null:
-                return found
-            return found if await info.context.item(found) is not None else None
+            if found is None:
+                return None
+            scope = info.context.scope
+            if scope is not None:
+                scope.can_read(found)  # started beside the read below
+            if not field.type.non_null and await info.context.item(found) is None:
+                return None
+            return found if scope is None else await scope.checked(found)
 
         return resolve
 
