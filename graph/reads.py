@@ -143,6 +143,7 @@ class Reads:
         self.counts: DataLoader[Listing, int] = DataLoader(self._load_counts)
         self.alls: DataLoader[Listing, list[Item]] = DataLoader(self._load_alls)
         self.wholes: DataLoader[Whole, tuple[list[Item], bool]] = DataLoader(self._load_wholes)
+        self._complete: dict[Listing, list[Item]] = {}  # first pages that held every item
 
     def prime(self, items: list[Item]) -> list[Item]:
         """Remember items a Query returned, so reading one by key costs nothing."""
@@ -192,6 +193,8 @@ class Reads:
     async def _page(self, key: PageKey) -> Page:
         listing, first = key.listing, key.first
         count = len(listing.branches)
+        if key.after is None and count == 1 and listing in self._complete:  # read whole already
+            return self.page_of(listing, self._complete[listing], first)
         resume = positions(listing, key.after)
         if first == 0:
             return Page([], [], bool(await self._any(listing, resume)))
@@ -224,6 +227,8 @@ class Reads:
             resume[i] = _position(self.layout, listing.index, item)
             cursors.append(_encode(resume))
         has_next = any(consumed[i] < len(items) or more for i, (items, more) in enumerate(results))
+        if key.after is None and not has_next:
+            self._complete[listing] = taken
         return Page(self.prime(taken), cursors, has_next)
 
     async def _any(self, listing: Listing, resume: list[list[str] | None]) -> bool:
@@ -269,8 +274,11 @@ class Reads:
         return list(await asyncio.gather(*(self._count(k) for k in keys)))
 
     async def _all(self, listing: Listing) -> list[Item]:
+        if listing in self._complete:  # a first page already held them all
+            return self._complete[listing]
         parts = await asyncio.gather(*(self._follow(listing, b, False) for b in listing.branches))
-        return self.prime([item for items, _ in parts for item in items])
+        items = self._complete[listing] = [item for items, _ in parts for item in items]
+        return self.prime(items)
 
     async def _load_alls(self, keys: list[Listing]) -> list[list[Item]]:
         return list(await asyncio.gather(*(self._all(k) for k in keys)))

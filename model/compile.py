@@ -719,8 +719,19 @@ class _Compiler:
             ref = self.type_ref((*path, "arguments", arg), text, False)
             if ref is not None:
                 arguments.append((arg, ref))
+        for arg, type_name in m.ids.items():
+            if arg not in m.arguments:
+                self.problem((*path, "ids", arg), f"{name} has no argument {arg!r}")
+            elif type_name not in self.file.types:
+                known = list(self.file.types)
+                self.problem(
+                    (*path, "ids", arg),
+                    f"unknown type {type_name!r}; {did_you_mean(type_name, known)}",
+                )
         # the result may name a generated type (an edge, a connection): checked when built
-        return Mutation(name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description)
+        return Mutation(
+            name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description, dict(m.ids)
+        )
 
     def check_roots(
         self,
@@ -887,4 +898,11 @@ def _overlap(a: Template, b: Template) -> bool:
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:
     compiler = _Compiler(file, name)
     model = compiler.compile()
+    if file.access is not None:
+        from dataclasses import replace
+
+        from .access import compile_access
+
+        access = compile_access(file.access, model, compiler.problem, did_you_mean)
+        model = replace(model, access=access)
     return model, compiler.problems

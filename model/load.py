@@ -96,7 +96,8 @@ def _data_path(data: Any, loc: Iterable[Any]) -> tuple[Any, ...]:
 def _message(error: Any) -> str:
     kind, loc = error["type"], error["loc"]
     if kind == "extra_forbidden":
-        return f"unknown key {loc[-1]!r}; {did_you_mean(str(loc[-1]), _vocabulary())}"
+        key = str(loc[-1])  # a key of another part of the file is no suggestion for itself
+        return f"unknown key {key!r}; {did_you_mean(key, _vocabulary() - {key})}"
     if kind == "missing":
         return f"missing required key {loc[-1]!r}; add it"
     return (

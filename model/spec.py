@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "AccessSpec",
     "EdgeEnd",
     "EdgeSpec",
     "FieldSpec",
@@ -234,6 +235,10 @@ class MutationSpec(Spec):
     hook: str = Field(description="The function, `package.module:function`.")
     arguments: dict[GraphQLName, str] = Field(default_factory=dict)
     description: str | None = None
+    ids: dict[GraphQLName, GraphQLName] = Field(
+        default_factory=dict,
+        description="The node type each ID argument names (`userId: User`), for access rules.",
+    )
 
 
 class ModelSpec(Spec):
@@ -255,3 +260,38 @@ class ModelSpec(Spec):
         description="Descriptions by schema coordinate (`Type`, `Type.field`, "
         "`Type.field(argument:)`, `Enum.VALUE`), for what the file generates.",
     )
+    access: AccessSpec | None = Field(
+        None, description="Who may read and change what; without it, today's engine rules."
+    )
+
+
+AccessPaths = list[str]
+
+
+class AccessSpec(Spec):
+    """Row-level rules over the graph: what a signed-in principal who is not an admin may read
+    and change. A path starts at the principal's own node and follows edge fields (`groups`,
+    then `members`: `groups.members`); `self` is the principal's node itself."""
+
+    principal: GraphQLName = Field(
+        description="The node type whose id is a token's subject (`sub`); a one-template key."
+    )
+    read: dict[GraphQLName, AccessPaths] = Field(
+        default_factory=dict,
+        description="Per node type, the paths that reach the nodes a principal may read. A type "
+        "left out: admins only; a child type left out: whoever may read its parent.",
+    )
+    fields: dict[str, AccessPaths] = Field(
+        default_factory=dict,
+        description="`Type.field`: the paths from which that field of a node may be read; to "
+        "anyone else it is null with a FORBIDDEN error.",
+    )
+    mutations: dict[GraphQLName, dict[str, AccessPaths]] = Field(
+        default_factory=dict,
+        description="Mutations a principal who is not an admin may run: per id argument "
+        "(`input.id`, `userId`), the paths one of which must reach the node it names (`{}`: "
+        "any signed-in principal). Every other mutation: admins only.",
+    )
+
+
+ModelSpec.model_rebuild()

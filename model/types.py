@@ -4,9 +4,12 @@ templates compiled; nothing here does I/O."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .templates import Template
+
+if TYPE_CHECKING:
+    from .access import Access
 
 __all__ = [
     "SCALARS",
@@ -236,6 +239,7 @@ class Mutation:
     hook: str
     arguments: tuple[tuple[str, TypeRef], ...]
     description: str | None
+    ids: dict[str, str] = field(default_factory=dict)  # ID argument -> the node type it names
 
 
 @dataclass(frozen=True)
@@ -258,3 +262,4 @@ class Model:
     mutations: dict[str, Mutation] = field(default_factory=dict)
     expose: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Query/Mutation order
     descriptions: dict[str, str] = field(default_factory=dict)  # by schema coordinate
+    access: Access | None = None  # the file's `access` rules, compiled by model.access

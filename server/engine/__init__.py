@@ -24,6 +24,7 @@ from graph.table import DEMO_LAYOUT, Item, Layout, Table
 from model import SHIPPED, Model, load_model
 
 from ..auth import Principal
+from .access import Rules, guard
 from .context import ModelContext
 from .executor import ModelSchema
 from .schema import build_schema
@@ -70,7 +71,10 @@ class Engine:
             chosen = production_schema if production else schema
             return without_mutations(chosen) if read_only else chosen
         assert self.codec is not None
-        return ModelSchema(build_schema(self.model, self.codec, read_only), production)
+        built = build_schema(self.model, self.codec, read_only)
+        if self.model.access is not None:
+            built = guard(built, self.model.access)
+        return ModelSchema(built, production)
 
     def context_factory(self) -> ContextFactory:
         if self.codec is None:
@@ -81,10 +85,18 @@ class Engine:
                 table,
                 principal,
             )
-        codec = self.codec
+        codec, rules = self.codec, self.rules
         return lambda request, table, principal: ModelContext.for_request(
-            request, table, codec, principal
+            request, table, codec, principal, rules
         )
+
+    @cached_property
+    def rules(self) -> Rules | None:
+        """The model's access rules, if its file has an ``access`` section."""
+        if self.model is None or self.model.access is None:
+            return None
+        assert self.codec is not None
+        return Rules(self.model, self.codec, self.model.access)
 
     def sample_items(self, table: Table) -> list[Item]:
         """The model's sample data as items."""

@@ -4,8 +4,11 @@ reads, and the model's codec."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphql import GraphQLResolveInfo
 from starlette.requests import Request
@@ -17,11 +20,27 @@ from graph.table import Item, Table
 
 from ..auth import ADMIN, Principal
 
-__all__ = ["Info", "ModelContext"]
+if TYPE_CHECKING:
+    from .access import Rules, Scope
+
+__all__ = ["Info", "ModelContext", "granted"]
 
 log = logging.getLogger("edgewise")
 
 Info = GraphQLResolveInfo[Any]
+
+_granted: ContextVar[bool] = ContextVar("edgewise_granted", default=False)
+
+
+@contextmanager
+def granted() -> Iterator[None]:
+    """Inside: the model's access rules granted the running mutation, so ``require_admin``
+    lets it through (see :mod:`server.engine.access`)."""
+    token = _granted.set(True)
+    try:
+        yield
+    finally:
+        _granted.reset(token)
 
 
 @dataclass
@@ -32,10 +51,16 @@ class ModelContext:
     codec: Codec
     principal: Principal = ADMIN
     skipped: set[str] = field(default_factory=set)
+    scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
 
     @classmethod
     def for_request(
-        cls, request: Request | None, table: Table, codec: Codec, principal: Principal = ADMIN
+        cls,
+        request: Request | None,
+        table: Table,
+        codec: Codec,
+        principal: Principal = ADMIN,
+        rules: Rules | None = None,
     ) -> ModelContext:
         """Reads bind the running loop: build this inside the request's task."""
         observation = getattr(getattr(request, "state", None), "observation", None)
@@ -43,10 +68,13 @@ class ModelContext:
         reads = Reads(scoped)
         if observation is not None:
             observation.watch(reads)
-        return cls(request, scoped, reads, codec, principal)
+        context = cls(request, scoped, reads, codec, principal)
+        if rules is not None and not principal.admin:  # an admin reads and does everything
+            context.scope = rules.scope(context)
+        return context
 
     def require_admin(self, action: str) -> None:
-        if not self.principal.admin:
+        if not self.principal.admin and not _granted.get():
             raise Forbidden(f"only an admin may {action}")
 
     def unexplained(self, item: Item, where: str) -> None:

@@ -167,9 +167,11 @@ class Resolvers:
         claim = _render(lambda: unique.key.format({field.name: text}))
         found = await info.context.reads.items.load(ItemKey(claim, claim))
         owner = found.get("owner") if found else None
-        if not isinstance(owner, str):
-            return None
-        return await lookup(info, Ref(node, ItemKey(owner, owner)))
+        ref = Ref(node, ItemKey(owner, owner)) if isinstance(owner, str) else None
+        scope = info.context.scope
+        if scope is not None:  # finding a node by a value is reading that value
+            await scope.check_field(node.name, field.name, ref)
+        return await lookup(info, ref)
 
     def global_id(self, ref: Ref, info: Info) -> str:
         return self.codec.global_id(ref)
@@ -188,20 +190,32 @@ class Resolvers:
             if value is None:
                 return None
             found = self.codec.by_id(target, str(value))
-            if found is None or field.type.non_null:
-                return found
-            return found if await info.context.item(found) is not None else None
+            if found is None:
+                return None
+            scope = info.context.scope
+            if scope is not None:
+                scope.can_read(found)  # started beside the read below
+            if not field.type.non_null and await info.context.item(found) is None:
+                return None
+            return found if scope is None else await scope.checked(found)
 
         return resolve
 
+    def parent_of(self, ref: Ref) -> Ref:
+        """A child's parent, from the child's key (no read)."""
+        assert ref.type.parent is not None
+        parent = self.model.types[ref.type.parent.type]
+        values = self.codec.key_values(ref.type, ref.key) or {}
+        link = ref.type.parent.link
+        return self.codec.ref(parent, {theirs: values[mine] for mine, theirs in link})
+
     def parent(self, node: NodeType) -> Callable[..., Any]:
         assert node.parent is not None
-        parent = self.model.types[node.parent.type]
-        link = node.parent.link
 
-        def resolve(ref: Ref, info: Info) -> Ref:
-            values = self.codec.key_values(ref.type, ref.key) or {}
-            return self.codec.ref(parent, {theirs: values[mine] for mine, theirs in link})
+        def resolve(ref: Ref, info: Info) -> Any:
+            found = self.parent_of(ref)
+            scope = info.context.scope
+            return found if scope is None else scope.checked(found)
 
         return resolve
 
@@ -307,7 +321,9 @@ class Resolvers:
 
         async def resolve(ref: Ref, info: Info) -> Ref | None:
             conn = plan(ref, {"first": 1}, info.context)
-            edges = await self.edges(conn, info)
+            edges = await self.page_edges(conn, info)
+            if edges and info.context.scope is not None:
+                await info.context.scope.check(edges[0].node)
             return edges[0].node if edges else None
 
         return resolve
@@ -315,7 +331,9 @@ class Resolvers:
     def first(self, field: Field, plan: Plan) -> Callable[..., Any]:
         async def resolve(ref: Ref, info: Info) -> Ref | None:
             conn = plan(ref, {"first": 1}, info.context)
-            edges = await self.edges(conn, info)
+            edges = await self.page_edges(conn, info)
+            if edges and info.context.scope is not None:
+                await info.context.scope.check(edges[0].node)
             return edges[0].node if edges else None
 
         return resolve
@@ -351,6 +369,12 @@ class Resolvers:
         return None
 
     async def edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
+        """The page's edges, less those whose node the caller may not read."""
+        edges = await self.page_edges(conn, info)
+        scope = info.context.scope
+        return edges if scope is None else await scope.visible(edges)
+
+    async def page_edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
         page = await self.page(conn, info)
         out = []
         for item, cursor in zip(page.items, page.cursors, strict=True):
@@ -525,10 +549,17 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
     if ref is None:
         return None
     existence = prefetch(ref, info)
+    scope = info.context.scope
+    if scope is not None:
+        scope.can_read(ref)  # started now: its reads join this wave
     if existence is not None:
         await existence
     item = await info.context.item(ref)
-    return None if item is None else ref
+    if item is None:
+        return None
+    if scope is not None:
+        await scope.check(ref)
+    return ref
 
 
 def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:
