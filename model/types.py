@@ -10,6 +10,7 @@ from .templates import Template
 
 __all__ = [
     "SCALARS",
+    "Deletions",
     "EdgeEnd",
     "EdgeType",
     "Field",
@@ -258,3 +259,14 @@ class Model:
     mutations: dict[str, Mutation] = field(default_factory=dict)
     expose: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Query/Mutation order
     descriptions: dict[str, str] = field(default_factory=dict)  # by schema coordinate
+    deletions: Deletions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deletions:
+    """Large deletes: the node's ``attribute`` set to true and its item listed on ``index``
+    under ``partition`` (the sort key its global id) until the delete is done."""
+
+    index: Index
+    partition: str
+    attribute: str
