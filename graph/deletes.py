@@ -115,15 +115,17 @@ def _raced(what: str) -> Any:
     return lambda _old: _Raced(what)
 
 
-def _unchanged(writer: Writer, action: _Action, node: NodeType, old: Item) -> None:
-    """Condition ``action`` on the node existing unmarked at its version with its counters as
+def _unchanged(
+    writer: Writer, action: _Action, node: NodeType, old: Item, counters: bool = True
+) -> None:
+    """Condition ``action`` on the node existing unmarked at its version, with ``counters`` as
     read (no edge or child added or removed meanwhile)."""
     model, e = writer.model, action.expr
     parts = [f"attribute_exists({e.name(writer.layout.pk)}){unmarked(model, e)}"]
     version = model.version_attribute
     if version is not None and version in old:
         parts.append(f"{e.name(version)} = {e.value(old[version])}")
-    for counter in node.counters(model):
+    for counter in node.counters(model) if counters else ():
         name = e.name(counter)
         parts.append(
             f"{name} = {e.value(old[counter])}"
@@ -145,6 +147,7 @@ async def delete_node(
     assert deletions is not None
     if max_actions < 2:
         raise ValueError("max_actions: a transaction must hold an edge and its far-end counter")
+    contended = False
     for _ in range(ATTEMPTS):
         old = await writer.table.get_item(key)
         if old is None:
@@ -158,7 +161,7 @@ async def delete_node(
             parent = writer._parent_key(node, key)
             along.append(writer._update(parent, {}, adds={node.parent_counter: -1}))
         room = max_actions - 1 - len(along)
-        if _counted(model, node) and _cost(removals) <= room:
+        if not contended and _counted(model, node) and _cost(removals) <= room:
             delete = _delete(writer, key, writer.layout.pk)
             _unchanged(writer, delete, node, old)
             batch, rest = _pack(writer, removals, room)
@@ -166,13 +169,14 @@ async def delete_node(
             try:
                 await writer._commit([delete, *along, *batch])
             except _Raced:
+                contended = True  # edges come and go: mark it, which they cannot race
                 continue
             return
         sets = {deletions.attribute: True, deletions.index.pk: deletions.partition}
         if deletions.index.sk is not None:
             sets[deletions.index.sk] = writer.codec.global_id(Ref(node, key))
         mark = writer._update(key, sets)
-        _unchanged(writer, mark, node, old)
+        _unchanged(writer, mark, node, old, counters=False)  # what follows reads them afresh
         try:
             await writer._commit([mark, *along])
         except _Raced:

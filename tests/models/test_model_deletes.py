@@ -21,7 +21,7 @@ from graph import deletes
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import EdgewiseError
 from graph.items import Codec, Ref
-from graph.mutate import Writer
+from graph.mutate import Writer, build_items
 from graph.table import DEMO_LAYOUT, Item, Table
 from model import ModelError, load_model
 from server.app import create_app
@@ -203,47 +203,53 @@ async def test_a_delete_that_fits_is_one_transaction_and_leaves_no_dangling_edge
     assert read == {"data": expected, "extensions": read["extensions"]}
 
 
-async def hub(writer: Writer, node: Ref) -> None:
-    """Give ``node`` about ten edges of every kind it can have (and offices for an org)."""
-    model = writer.model
-    others = {
-        t: [ref(writer, t, f"hub{t.lower()}{i}") for i in range(6)]
+def hub_sample(type_name: str, node_id: str) -> dict[str, list[dict[str, Any]]]:
+    """``node_id`` with about ten edges of every kind it can have (and offices for an org),
+    as sample data."""
+    hub: dict[str, Any] = {"type": type_name, "id": node_id, "name": "Hub"}
+    if type_name == "User":
+        hub["email"] = "Hub@Example.com"
+    nodes = [hub] + [
+        {"type": t, "id": f"hub{t.lower()}{i}", "name": "N"}
         for t in ("User", "Group", "Product")
-    }
-    await writer.table.batch_write(
-        writer.node_item(r.type, {"id": r.key.pk.partition("#")[2], "name": "N"}, AT)
-        for refs in others.values()
-        for r in refs
-    )
-    if node.type.name == "User":
-        for group in others["Group"]:
-            await writer.add_edge(model.edges["MEMBER_OF"], node, group, {"role": "MEMBER"})
-        amazon = ref(writer, "Organization", "amazon")
-        await writer.add_edge(model.edges["HAS_MEMBER"], amazon, node, {"role": "MEMBER"})
-        for i in range(3):
-            await open_ticket(writer, "hubuser", f"hubticket{i}")
-    elif node.type.name == "Group":
-        for user in others["User"]:
-            await writer.add_edge(model.edges["MEMBER_OF"], user, node, {"role": "MEMBER"})
-        for product in others["Product"][:4]:
-            fields = {"plan": "p", "status": "ACTIVE"}
-            await writer.add_edge(model.edges["SUBSCRIBES_TO"], node, product, fields)
+        for i in range(6)
+    ]
+    member = {"role": "MEMBER"}
+    if type_name == "User":
+        nodes.append({"type": "Organization", "id": "hubamazon", "name": "Hub Amazon"})
+        nodes += [{"type": "Ticket", "id": f"ht{i}", "title": "t", "status": "OPEN"} for i in "012"]
+        edges = [
+            {"label": "MEMBER_OF", "from": node_id, "to": f"hubgroup{i}", **member}
+            for i in range(6)
+        ]
+        edges.append({"label": "HAS_MEMBER", "from": "hubamazon", "to": node_id, **member})
+        edges += [{"label": "OPENED", "from": node_id, "to": f"ht{i}"} for i in "012"]
+    elif type_name == "Group":
+        edges = [
+            {"label": "MEMBER_OF", "from": f"hubuser{i}", "to": node_id, **member} for i in range(6)
+        ]
+        edges += [
+            {"label": "SUBSCRIBES_TO", "from": node_id, "to": f"hubproduct{i}", "plan": "p"}
+            | {"status": "ACTIVE"}
+            for i in range(4)
+        ]
     else:
-        for user in others["User"]:
-            await writer.add_edge(model.edges["HAS_MEMBER"], node, user, {"role": "MEMBER"})
-        for city in "ABCD":
-            await add_office(writer, "huborg", city)
+        edges = [
+            {"label": "HAS_MEMBER", "from": node_id, "to": f"hubuser{i}", **member}
+            for i in range(6)
+        ]
+        nodes += [
+            {"type": "Office", "organizationId": node_id, "id": city.lower(), "city": city}
+            | {"country": "US", "state": "WA", "zip": "1"}
+            for city in "ABCD"
+        ]
+    return {"nodes": nodes, "edges": edges}
 
 
 async def create_hub(writer: Writer, type_name: str, node_id: str) -> Ref:
-    node = writer.model.types[type_name]
-    fields = {"id": node_id, "name": "Hub"}
-    if type_name == "User":
-        fields["email"] = "Hub@Example.com"
-    await writer.create(node, fields)
-    found = ref(writer, type_name, node_id)
-    await hub(writer, found)
-    return found
+    """Write the hub's items in one go (built as the mutations build them, counters included)."""
+    await writer.table.batch_write(build_items(writer, hub_sample(type_name, node_id), AT))
+    return ref(writer, type_name, node_id)
 
 
 @pytest.mark.parametrize(
@@ -276,7 +282,7 @@ async def test_a_large_delete_in_several_steps_leaves_no_dangling_edge(
 
 
 async def interrupt(writer: Writer, monkeypatch: pytest.MonkeyPatch) -> Ref:
-    """hubuser (in six groups, amazon's member, with three tickets and an email): its delete
+    """hubuser (in six groups, hubamazon's member, with three tickets and an email): its delete
     marks it, then the process dies before removing anything else."""
     node = await create_hub(writer, "User", "hubuser")
     finish = deletes.finish_deletion
@@ -319,7 +325,7 @@ async def test_a_marked_node_reads_as_gone_but_traversals_stay_whole(
              nodes(ids: ["USER#hubuser", "USER#bob"]) { id }
              userByEmail(email: "hub@example.com") { id }
              group(id: "hubgroup0") { members { totalCount edges { node { id name } } } }
-             organization(id: "amazon") { members { edges { node { id name } } } } }""",
+             organization(id: "hubamazon") { members { edges { node { id name } } } } }""",
     )
     assert "errors" not in body, body["errors"]
     data = body["data"]
@@ -441,37 +447,85 @@ async def test_two_concurrent_resumes_keep_the_counters_right(
         assert problems(writer.codec, items) == []
 
 
-@pytest.mark.parametrize("max_actions", [4, 100])
-async def test_an_edge_added_during_a_delete_is_refused_or_deleted(
-    serial_dynamodb: SerialDynamoDB, engine: Engine, max_actions: int
+async def join(writer: Writer, node: Ref, group: str) -> str:
+    """Add ``node`` to a new group: ``added`` or the error code."""
+    await writer.table.batch_write(
+        [writer.node_item(writer.model.types["Group"], {"id": group, "name": "L"}, AT)]
+    )
+    try:
+        await writer.add_edge(
+            writer.model.edges["MEMBER_OF"], node, ref(writer, "Group", group), {"role": "MEMBER"}
+        )
+    except EdgewiseError as exc:
+        return exc.code
+    return "added"
+
+
+async def test_an_edge_added_after_the_mark_is_refused(
+    demo: Table, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Edges added to hubuser while it is deleted, in one transaction (100) or in steps (4):
-    each add fails with NOT_FOUND or its edge goes with the node."""
+    writer = writer_for(demo, engine)
+    node = await create_hub(writer, "User", "hubuser")
+    finish = deletes.finish_deletion
+    outcomes = []
+
+    async def join_then_finish(*args: Any, **kwargs: Any) -> None:
+        outcomes.append(await join(writer, node, "late"))
+        await finish(*args, **kwargs)
+
+    monkeypatch.setattr(deletes, "finish_deletion", join_then_finish)
+    await deletes.delete_node(writer, node.type, node.key, max_actions=4)
+    assert outcomes == ["NOT_FOUND"]
+    items = await scan(demo)
+    assert traces_of(items, "USER#hubuser") == []
+    assert problems(writer.codec, items) == []
+
+
+@pytest.mark.parametrize(("max_actions", "reads"), [(100, 2), (4, 1)])
+async def test_an_edge_added_after_the_delete_read_the_edges_is_deleted_too(
+    demo: Table, engine: Engine, max_actions: int, reads: int
+) -> None:
+    """In one transaction (100), the node's counter changed, so the transaction's condition
+    fails and the delete reads the node and its edges again (then marks it: edges come and go).
+    In steps (4), the mark does not depend on the edges: the steps after it read them afresh."""
+    table = demo.for_request()
+    writer = writer_for(table, engine)
+    node = await create_hub(writer, "User", "hubuser")
+    related = writer._related
+    outcomes = []
+
+    async def related_then_join(*args: Any) -> Any:
+        found = await related(*args)
+        if not outcomes:
+            outcomes.append(await join(writer, node, "late"))
+        return found
+
+    writer._related = related_then_join  # type: ignore[method-assign]
+    await deletes.delete_node(writer, node.type, node.key, max_actions=max_actions)
+    assert outcomes == ["added"]
+    assert table.trace.operations["GetItem"] == reads
+    items = await scan(demo)
+    assert traces_of(items, "USER#hubuser") == []
+    assert problems(writer.codec, items) == []
+
+
+async def test_edges_added_while_a_delete_runs_are_refused_or_deleted(
+    serial_dynamodb: SerialDynamoDB, engine: Engine
+) -> None:
+    """Writers racing a delete in steps, on a server with DynamoDB's isolation: each add fails
+    with NOT_FOUND or its edge goes with the node, never dangling."""
     serial_dynamodb.reset()
     async with demo_table(serial_dynamodb.url) as table:
         writer = writer_for(table, engine)
         node = await create_hub(writer, "User", "hubuser")
-        groups = [ref(writer, "Group", f"late{i}") for i in range(8)]
-        await table.batch_write(
-            writer.node_item(g.type, {"id": f"late{i}", "name": "L"}, AT)
-            for i, g in enumerate(groups)
+        deleting = asyncio.ensure_future(
+            deletes.delete_node(writer, node.type, node.key, max_actions=4)
         )
-        member_of = writer.model.edges["MEMBER_OF"]
-
-        async def join(group: Ref, delay: float) -> str:
-            await asyncio.sleep(delay)
-            try:
-                await writer_for(table, engine).add_edge(member_of, node, group, {"role": "MEMBER"})
-            except EdgewiseError as exc:
-                return exc.code
-            return "added"
-
-        results = await asyncio.gather(
-            deletes.delete_node(writer, node.type, node.key, max_actions=max_actions),
-            *(join(g, 0.01 * i) for i, g in enumerate(groups)),
-        )
-        outcomes = set(results[1:])
-        assert outcomes <= {"added", "NOT_FOUND"}, results
+        outcomes = []
+        while not deleting.done():
+            outcomes.append(await join(writer_for(table, engine), node, f"late{len(outcomes)}"))
+        await deleting
+        assert set(outcomes) <= {"added", "NOT_FOUND"}, outcomes
         items = await scan(table)
         assert traces_of(items, "USER#hubuser") == []
         assert problems(writer.codec, items) == []
