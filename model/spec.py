@@ -57,7 +57,7 @@ class DeletionsSpec(Spec):
     partition: str = Field(
         "DELETING",
         min_length=1,
-        description="The index partition listing marked nodes (sort key: the node's id).",
+        description="The index partition listing marked nodes (sort key: their global id).",
     )
     attribute: str = Field(
         "deleting", min_length=1, description="The attribute marking a node (`true`)."
