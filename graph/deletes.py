@@ -25,7 +25,7 @@ from .expressions import Expr
 from .items import Ref
 from .keys import ItemKey
 from .reads import Branch, Listing, Reads
-from .table import Item
+from .table import Failure, Item
 
 if TYPE_CHECKING:
     from .mutate import Writer, _Action, _Removal
@@ -111,7 +111,7 @@ def _delete(writer: Writer, key: ItemKey, must_have: str) -> _Action:
     return action
 
 
-def _raced(what: str) -> Any:
+def _raced(what: str) -> Failure:
     return lambda _old: _Raced(what)
 
 
@@ -206,8 +206,8 @@ async def finish_deletion(
 
 
 async def resume_deletions(writer: Writer) -> int:
-    """Finish every delete left part-way; returns how many. None without a ``deletions``
-    setting."""
+    """Finish every delete left part-way; returns how many (0 without a ``deletions``
+    setting)."""
     deletions = writer.model.deletions
     if deletions is None:
         return 0
