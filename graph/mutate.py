@@ -20,6 +20,7 @@ from typing import Any
 from model import EdgeType, Field, Model, NodeType
 from model.types import SHARD
 
+from .deletes import delete_node, is_marked, unmarked
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from .expressions import Expr
 from .items import Codec, Ref, shard_of
@@ -199,6 +200,7 @@ class Writer:
         else:
             action = _Action(kind, key, {"Key": self.layout.key(key)})
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
+        action.condition += unmarked(self.model, action.expr)  # a node being deleted is gone
         if version is not None and self.model.version_attribute:
             action.condition += (
                 f" AND {action.expr.name(self.model.version_attribute)} = "
@@ -317,7 +319,7 @@ class Writer:
     ) -> Item:
         version_attr = self.model.version_attribute
         old = await self.table.get_item(key)
-        if old is None:
+        if old is None or is_marked(self.model, old):
             raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
         version = int(old.get(version_attr, 0)) if version_attr else None
         if expected is not None and version is not None and expected != version:
@@ -343,12 +345,13 @@ class Writer:
         removes = [k for k in old if k not in new]
         action = self._update(key, sets, removes)
         cond = f"attribute_exists({action.expr.name(self.layout.pk)})"
+        cond += unmarked(self.model, action.expr)
         if version_attr:
             cond += f" AND {action.expr.name(version_attr)} = {action.expr.value(version)}"
         action.condition = cond
 
         def stale(current: Item | None) -> EdgewiseError:
-            if current is None:
+            if current is None or is_marked(self.model, current):
                 return NotFound(f"{node.name} {key.pk} does not exist")
             message = f"{node.name} {key.pk} was changed concurrently; read it again"
             return Conflict(message) if expected is not None or last else _Changed(message)
@@ -423,7 +426,11 @@ class Writer:
         """Delete a node with its unique claims, its children and its edges in both directions,
         decrementing the counters at their far ends: one transaction, conditioned on the node's
         version and counters being as read, when it fits; else the children and edges first, in
-        transactions of up to 100 actions, and the node last."""
+        transactions of up to 100 actions, and the node last. With a ``deletions`` setting, the
+        protocol of :mod:`graph.deletes` (the node marked first, then removed in steps)."""
+        if self.model.deletions is not None:
+            await delete_node(self, node, key)
+            return
         old = await self.table.get_item(key)
         if old is None:
             raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
@@ -524,7 +531,7 @@ class Writer:
             for end, ref in (("from", source), ("to", target)):
                 if end in copies:
                     old = await self.table.get_item(ref.key)
-                    if old is None:
+                    if old is None or is_marked(self.model, old):
                         raise NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
                     ends[end] = self.values_of(ref.type, old)
                     version_attr = self.model.version_attribute
@@ -544,7 +551,7 @@ class Writer:
             actions.append(
                 self._exists(
                     ref.key,
-                    _gone_or_changed(ref),
+                    _gone_or_changed(ref, self.model),
                     version=versions[end],
                     adds={counter: 1} if counter else None,
                 )
@@ -571,9 +578,9 @@ def _always(error: EdgewiseError) -> Failure:
     return lambda _old: error
 
 
-def _gone_or_changed(ref: Ref) -> Failure:
+def _gone_or_changed(ref: Ref, model: Model) -> Failure:
     def failure(old: Item | None) -> EdgewiseError:
-        if old is None:
+        if old is None or is_marked(model, old):
             return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
         return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
 

@@ -46,12 +46,15 @@ class Branch:
 class Listing:
     """``only``: (attribute, value) every listed item must have (a FilterExpression), for an
     index partition that also holds other items under the same prefix (the node itself, when
-    an edge joins two nodes of one type)."""
+    an edge joins two nodes of one type). ``unmarked``: an attribute no listed item may have
+    (the mark of a node being deleted, :mod:`graph.deletes`), also a FilterExpression, so counts
+    agree with pages."""
 
     index: str | None
     branches: tuple[Branch, ...]
     forward: bool = True
     only: tuple[str, str] | None = None
+    unmarked: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,9 +176,14 @@ class Reads:
             hash_key, branch.partition, range_key, branch.prefix, branch.low, branch.high
         )
         params = {"KeyConditionExpression": condition, "ScanIndexForward": listing.forward}
+        filters = []
         if listing.only is not None:
             attribute, value = listing.only
-            params["FilterExpression"] = f"{expr.name(attribute)} = {expr.value(value)}"
+            filters.append(f"{expr.name(attribute)} = {expr.value(value)}")
+        if listing.unmarked is not None:
+            filters.append(f"attribute_not_exists({expr.name(listing.unmarked)})")
+        if filters:
+            params["FilterExpression"] = " AND ".join(filters)
         params |= expr.params(lambda v: _serialize({"v": v})["v"])
         if listing.index is not None:
             params["IndexName"] = listing.index

@@ -15,6 +15,7 @@ from .templates import Template, TemplateSyntaxError
 from .types import (
     SCALARS,
     SHARD,
+    Deletions,
     EdgeEnd,
     EdgeType,
     Field,
@@ -695,7 +696,40 @@ class _Compiler:
             mutations,
             {root: tuple(names) for root, names in file.expose.items()},
             dict(file.descriptions),
+            deletions=self.deletions(types),
         )
+
+    def deletions(self, types: Mapping[str, NodeType]) -> Deletions | None:
+        """Where large deletes mark their node: an index whose keys the mark may write."""
+        table = self.file.table
+        spec = table.deletions
+        if spec is None:
+            return None
+        index = self.indexes.get(spec.index)
+        if index is None:
+            self.problem(
+                ("table", "deletions", "index"),
+                f"unknown index {spec.index!r}; {did_you_mean(spec.index, self.indexes)}",
+            )
+            return None
+        if {index.pk, index.sk} & {table.partition_key, table.sort_key}:
+            self.problem(
+                ("table", "deletions", "index"),
+                f"index {spec.index} is keyed by the table's own key attributes, which the mark "
+                "cannot change; name an index with key attributes of its own, e.g. "
+                "`gsi2: {partitionKey: GSI2PK, sortKey: GSI2SK}`",
+            )
+            return None
+        for node in types.values():
+            for field in node.fields.values():
+                if field.attribute == spec.attribute:
+                    self.problem(
+                        ("table", "deletions", "attribute"),
+                        f"{node.name}.{field.name} is stored in {spec.attribute!r}; "
+                        "name another attribute for the mark, e.g. `deleting`",
+                    )
+                    return None
+        return Deletions(index, spec.partition, spec.attribute)
 
     def object_type(self, name: str, o: s.ObjectSpec) -> ObjectType:
         path: Path = ("objects", name)

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 
 __all__ = [
     "AccessSpec",
+    "DeletionsSpec",
     "EdgeEnd",
     "EdgeSpec",
     "FieldSpec",
@@ -47,6 +48,23 @@ class IndexSpec(Spec):
     sort_key: str | None = Field(None, description="Attribute name of the index's sort key.")
 
 
+class DeletionsSpec(Spec):
+    """Where a node is marked and listed while a delete too large for one transaction runs."""
+
+    index: str = Field(
+        description="A global secondary index whose key attributes are not the table's keys "
+        "(a sparse one such as `gsi2`): a marked node is listed there until its delete is done."
+    )
+    partition: str = Field(
+        "DELETING",
+        min_length=1,
+        description="The index partition listing marked nodes (sort key: their global id).",
+    )
+    attribute: str = Field(
+        "deleting", min_length=1, description="The attribute marking a node (`true`)."
+    )
+
+
 class TableSpec(Spec):
     name: str = Field(description="The default table name (`--table` overrides it).")
     partition_key: str = Field("PK", description="Attribute name of the table's partition key.")
@@ -69,6 +87,16 @@ class TableSpec(Spec):
         False, description="Write `createdAt` and `updatedAt` on every node item."
     )
     indexes: dict[str, IndexSpec] = Field(default_factory=dict)
+    deletions: DeletionsSpec | None = Field(
+        None,
+        description="Deletes that do not fit one transaction (100 items: the node, its "
+        "children, edges, unique claims and far-end counters): the node is first marked "
+        "(read as gone, no edge can be added to it) and listed on an index, then its edges and "
+        "children are removed in several idempotent transactions, then the node; a delete "
+        "interrupted part-way is finished at the next start. Without it such a delete removes "
+        "them in several transactions with no mark, and a crash part-way leaves the node with "
+        "part of its edges.",
+    )
 
 
 class KeyPair(Spec):

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCALARS",
+    "Deletions",
     "EdgeEnd",
     "EdgeType",
     "Field",
@@ -263,3 +264,14 @@ class Model:
     expose: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Query/Mutation order
     descriptions: dict[str, str] = field(default_factory=dict)  # by schema coordinate
     access: Access | None = None  # the file's `access` rules, compiled by model.access
+    deletions: Deletions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deletions:
+    """Large deletes: the node's ``attribute`` set to true and its item listed on ``index``
+    under ``partition`` (the sort key its global id) until the delete is done."""
+
+    index: Index
+    partition: str
+    attribute: str

@@ -16,8 +16,10 @@ from starlette.routing import Route
 from graph.bulk import dump, load
 from graph.capabilities import Capabilities, probe
 from graph.client import Endpoint, client_config, create_table, open_client
+from graph.deletes import resume_deletions as resume_model_deletions
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput, EdgewiseError
+from graph.mutate import Writer
 from graph.table import RetryPolicy, Table
 from graph.writes import resume_deletions
 
@@ -83,10 +85,15 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
             log.info("dumped %d items to %s", count, data_file)
 
 
-async def _resume_deletions(table: Table) -> None:
-    """Finish deletions a previous process left part-way (see graph.writes.delete_node)."""
+async def _resume_deletions(table: Table, engine: Engine) -> None:
+    """Finish deletions a previous process left part-way (see graph.writes.delete_node, and
+    graph.deletes for a model with a ``deletions`` setting)."""
     try:
-        if finished := await resume_deletions(table):
+        if engine.codec is None:
+            finished = await resume_deletions(table)
+        else:
+            finished = await resume_model_deletions(Writer(table, engine.codec))
+        if finished:
             log.info("finished %d interrupted deletions", finished)
     except Exception:
         log.exception("could not finish interrupted deletions; they resume at the next start")
@@ -161,8 +168,8 @@ def create_app(
             if app.state.capabilities is None:
                 app.state.capabilities = await check_capabilities(opened, app.state.settings)
             resuming = None
-            if engine.model is None:  # the hand-written demo's deletion protocol
-                resuming = asyncio.create_task(_resume_deletions(opened))
+            if engine.model is None or engine.model.deletions is not None:
+                resuming = asyncio.create_task(_resume_deletions(opened, engine))
             yield
             if resuming is not None:
                 resuming.cancel()

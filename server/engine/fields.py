@@ -21,6 +21,7 @@ from graphql import GraphQLObjectType
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
 from graphql.execution.values import get_argument_values
 
+from graph.deletes import is_marked
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
@@ -95,6 +96,8 @@ class Resolvers:
         self.model = model
         self.codec = codec
         self.enums = frozenset(model.enums)
+        # node listings leave out a node being deleted (graph.deletes)
+        self.unmarked = model.deletions.attribute if model.deletions is not None else None
 
     # ---- values ----------------------------------------------------------------------------
 
@@ -195,8 +198,10 @@ class Resolvers:
             scope = info.context.scope
             if scope is not None:
                 scope.can_read(found)  # started beside the read below
-            if not field.type.non_null and await info.context.item(found) is None:
-                return None
+            if not field.type.non_null:
+                item = await info.context.item(found)
+                if item is None or is_marked(self.model, item):
+                    return None
             return found if scope is None else await scope.checked(found)
 
         return resolve
@@ -235,7 +240,7 @@ class Resolvers:
                     raise BadUserInput(f"filtering by {finer} needs {coarse} too")
             partition = _render(lambda: child.pk.format(link))
             branch = _branch(partition, child.sk, link | given, None, None)
-            listing = Listing(None, (branch,), forward)
+            listing = Listing(None, (branch,), forward, unmarked=self.unmarked)
             whole = branch.prefix == child.sk.literal_prefix and branch.low is None
             counter = child.parent_counter if whole else None  # a filter is counted by Query
             return Conn(_page(listing, args), ref, counter, node=child)
@@ -303,7 +308,7 @@ class Resolvers:
                 partition = _render(partial(query.partition.format, p_values))
                 for s_values in sorts:
                     branches.append(_branch(partition, query.sort, s_values, low, high))
-            listing = Listing(index_name, tuple(branches), forward)
+            listing = Listing(index_name, tuple(branches), forward, unmarked=self.unmarked)
             return Conn(_page(listing, args), ref, node=result)
 
         return plan
@@ -533,7 +538,11 @@ def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[An
     async def read() -> None:
         items, complete = await ctx.reads.wholes.load(whole)
         prefix = listing.branches[0].prefix
-        children = [i for i in items if str(i[ctx.codec.layout.sk]).startswith(prefix)]
+        children = [
+            i
+            for i in items
+            if str(i[ctx.codec.layout.sk]).startswith(prefix) and not is_marked(ctx.codec.model, i)
+        ]
         own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
         if own is not None or complete:
             ctx.reads.items.prime(ref.key, own)
@@ -555,7 +564,7 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
     if existence is not None:
         await existence
     item = await info.context.item(ref)
-    if item is None:
+    if item is None or is_marked(info.context.codec.model, item):
         return None
     if scope is not None:
         await scope.check(ref)
