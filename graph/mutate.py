@@ -513,6 +513,10 @@ class Writer:
                     if outgoing
                     else ItemKey(item_key.pk, item_key.pk)
                 )
+                if outgoing and found_edge.owns:  # the far node goes too: no counter to keep
+                    found[item_key] = _Removal(item_key)
+                    found[far] = _Removal(far)
+                    continue
                 counter = found_edge.counter("to" if outgoing else "from")
                 found[item_key] = _Removal(item_key, far if counter else None, counter)
         return list(found.values())

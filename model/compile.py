@@ -504,6 +504,7 @@ class _Compiler:
             e.add or f"add{base}",
             e.remove or f"remove{base}",
             e.mutations,
+            e.owns,
         )
 
     def edge_end(self, spec: s.EdgeEnd, owner: str, index: Index | None) -> EdgeEnd:
@@ -671,6 +672,7 @@ class _Compiler:
             if query is not None:
                 queries[name] = query
         self.check_refs(types)
+        self.check_owned(types, edges)
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
@@ -833,6 +835,26 @@ class _Compiler:
             elif name in seen:
                 self.problem((*path, i), f"{name!r} is listed twice; list it once")
             seen.add(name)
+
+    def check_owned(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
+        """A node deleted with its owner is deleted alone: it has nothing else to delete."""
+        for edge in edges.values():
+            if not edge.owns or edge.target not in types:
+                continue
+            owned = types[edge.target]
+            others = [
+                e.label
+                for e in edges.values()
+                if e is not edge and owned.name in (e.source, e.target)
+            ]
+            children = [t.name for t in types.values() if t.parent and t.parent.type == owned.name]
+            unique = [f.name for f in owned.fields.values() if f.unique is not None]
+            if others or children or unique:
+                self.problem(
+                    ("edges", edge.label, "owns"),
+                    f"{owned.name} also has {', '.join(others + children + unique)}; an owned "
+                    "node is deleted alone, so give it no other edge, child or unique field",
+                )
 
     def check_refs(self, types: Mapping[str, NodeType]) -> None:
         for node in types.values():

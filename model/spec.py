@@ -225,6 +225,11 @@ class EdgeSpec(Spec):
     add: str | None = Field(None, description="Name of the add mutation (`add<Label>`).")
     remove: str | None = Field(None, description="Name of the remove mutation.")
     mutations: bool = True
+    owns: bool = Field(
+        False,
+        description="The `to` node belongs to the `from` node: deleting the `from` node deletes "
+        "it too (so it may have no other edge, child or unique field).",
+    )
 
 
 class SortSpec(Spec):

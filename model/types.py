@@ -191,6 +191,7 @@ class EdgeType:
     add: str
     remove: str
     mutations: bool = True
+    owns: bool = False  # deleting the `from` node deletes the `to` node
 
     def counter(self, end: str) -> str | None:
         """The attribute counting these edges on the ``from`` (outgoing) or ``to`` node."""

@@ -91,9 +91,12 @@ def problems(codec: Codec, items: Items) -> list[str]:
 
 
 def traces_of(items: Items, key: str) -> list[tuple[str, str]]:
-    """Every item that is, points at, belongs to or claims for ``key``."""
+    """Every item that is, points at, belongs to or claims for ``key`` (tickets belong to their
+    author: OPENED `owns` them)."""
     return [
-        k for k, item in items.items() if key in k or key in (item.get("owner"), item.get("user"))
+        k
+        for k, item in items.items()
+        if key in k or key in (item.get("owner"), item.get("user"), item.get("author"))
     ]
 
 

@@ -137,6 +137,11 @@ BROKEN = [
         "types.Author.fields.name.hook (line 14): cannot import 'nowhere.at.all'",
     ),
     (
+        "    reverse: {field: authors, index: inverted}\n",
+        "    reverse: {field: authors, index: inverted}\n    owns: true\n",
+        "edges.WROTE.owns (line 35): Book also has Chapter; an owned node is deleted alone",
+    ),
+    (
         "      name: String!\n  Book:",
         "      name: String!\n    expose: [id, nam]\n  Book:",
         "types.Author.expose.1 (line 15): there is no field 'nam'; did you mean 'name'?",
