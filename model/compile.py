@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from pydantic.alias_generators import to_camel
+
 from . import spec as s
 from .templates import Template, TemplateSyntaxError
 from .types import (
@@ -256,6 +258,12 @@ class _Compiler:
             self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
             return None
         attribute = decl.attribute or name
+        if kinds and (decl.length is not None or decl.format is not None):
+            self.problem(
+                (*path, "length" if decl.length is not None else "format"),
+                "length and format constrain stored String values; remove it from this "
+                f"{to_camel(kinds[0])} field",
+            )
         unique = None
         if decl.unique is not None:
             template = self.template((*path, "unique", "key"), decl.unique.key)
@@ -265,7 +273,12 @@ class _Compiler:
                     f"write a template of {{{name}}} alone, e.g. '{name.upper()}#{{{name}}}'",
                 )
             elif template is not None:
-                unique = Unique(template, decl.unique.case_insensitive)
+                unique = Unique(
+                    template,
+                    decl.unique.case_insensitive,
+                    decl.unique.owner,
+                    decl.unique.type_value,
+                )
         if decl.copy_of is not None:  # checked against the edge's ends in edge()
             end, _, source = decl.copy_of.partition(".")
             type_ = self.type_ref(path, decl.type, False) if decl.type else TypeRef("String")
@@ -341,6 +354,7 @@ class _Compiler:
                 f"{type_.name} is a node type: make the field a `ref`, an edge or a collection",
             )
             return None
+        self.check_constraints(path, decl, type_)
         return Field(
             name,
             type_,
@@ -350,7 +364,58 @@ class _Compiler:
             unique=unique,
             default=decl.default,
             initial=decl.initial,
+            length=decl.length,
+            format=decl.format,
         )
+
+    def check_constraints(self, path: Path, decl: s.FieldSpec, type_: TypeRef) -> None:
+        """``length`` and ``format`` belong to String fields; ``length`` is [fewest, most]."""
+        for option in ("length", "format"):
+            if getattr(decl, option) is not None and (type_.name != "String" or type_.list):
+                self.problem(
+                    (*path, option),
+                    f"{option} constrains a String field, not {type_}; remove it or make the "
+                    "field's type String",
+                )
+        if decl.length is not None and decl.length[0] > decl.length[1]:
+            low, high = decl.length
+            self.problem(
+                (*path, "length"),
+                f"[{low}, {high}] has its fewest above its most; write [{high}, {low}]",
+            )
+
+    def check_uniques(self, types: Mapping[str, NodeType]) -> None:
+        """A claim item's owner attribute and type value cannot be taken for anything else."""
+        table = self.file.table
+        values = {t.type_value: t.name for t in types.values()}
+        keys = {table.partition_key, table.sort_key, table.type_attribute}
+        for node in types.values():
+            for field in node.fields.values():
+                unique = field.unique
+                if unique is None:
+                    continue
+                path: Path = ("types", node.name, "fields", field.name, "unique")
+                if unique.owner in keys:
+                    self.problem(
+                        (*path, "owner"),
+                        f"{unique.owner!r} is a key or the type attribute of the table; "
+                        "name another attribute, e.g. 'owner'",
+                    )
+                if unique.type_value is None:
+                    continue
+                if table.type_attribute is None:
+                    self.problem(
+                        (*path, "typeValue"),
+                        "the table has no typeAttribute to hold it; add table.typeAttribute "
+                        "or remove typeValue",
+                    )
+                elif unique.type_value in values:
+                    self.problem(
+                        (*path, "typeValue"),
+                        f"{unique.type_value!r} is the type value of "
+                        f"{values[unique.type_value]}; choose another, e.g. "
+                        f"{field.name.upper()!r}",
+                    )
 
     def check_hook(self, path: Path, dotted: str) -> None:
         module_name, colon, function = dotted.partition(":")
@@ -670,6 +735,7 @@ class _Compiler:
             if query is not None:
                 queries[name] = query
         self.check_refs(types)
+        self.check_uniques(types)
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}

@@ -166,7 +166,7 @@ class Resolvers:
         text = str(value).lower() if unique.case_insensitive else str(value)
         claim = _render(lambda: unique.key.format({field.name: text}))
         found = await info.context.reads.items.load(ItemKey(claim, claim))
-        owner = found.get("owner") if found else None
+        owner = found.get(unique.owner) if found else None
         if not isinstance(owner, str):
             return None
         return await lookup(info, Ref(node, ItemKey(owner, owner)))
