@@ -10,8 +10,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from pydantic.alias_generators import to_camel
-
 from . import spec as s
 from .templates import Template, TemplateSyntaxError
 from .types import (
@@ -258,12 +256,6 @@ class _Compiler:
             self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
             return None
         attribute = decl.attribute or name
-        if kinds and (decl.length is not None or decl.format is not None):
-            self.problem(
-                (*path, "length" if decl.length is not None else "format"),
-                "length and format constrain stored String values; remove it from this "
-                f"{to_camel(kinds[0])} field",
-            )
         unique = None
         if decl.unique is not None:
             template = self.template((*path, "unique", "key"), decl.unique.key)
@@ -354,7 +346,6 @@ class _Compiler:
                 f"{type_.name} is a node type: make the field a `ref`, an edge or a collection",
             )
             return None
-        self.check_constraints(path, decl, type_)
         return Field(
             name,
             type_,
@@ -368,21 +359,46 @@ class _Compiler:
             format=decl.format,
         )
 
-    def check_constraints(self, path: Path, decl: s.FieldSpec, type_: TypeRef) -> None:
-        """``length`` and ``format`` belong to String fields; ``length`` is [fewest, most]."""
-        for option in ("length", "format"):
-            if getattr(decl, option) is not None and (type_.name != "String" or type_.list):
+    def check_constraints(self) -> None:
+        """``length`` and ``format`` belong to stored String fields; ``length`` is [fewest,
+        most]."""
+        declared: list[tuple[Path, s.FieldDecl]] = [
+            (("types", t, "fields", n), d)
+            for t, spec in self.file.types.items()
+            for n, d in spec.fields.items()
+        ]
+        declared += [
+            (("edges", e, "fields", n), d)
+            for e, spec in self.file.edges.items()
+            for n, d in spec.fields.items()
+        ]
+        for path, decl in declared:
+            if isinstance(decl, str):
+                continue
+            kinds = {"copyOf": decl.copy_of, "ref": decl.ref, "first": decl.first}
+            computed = [k for k, v in (kinds | {"sum": decl.sum, "hook": decl.hook}).items() if v]
+            type_ = TypeRef.parse(decl.type or "String")
+            for option in ("length", "format"):
+                if getattr(decl, option) is None:
+                    continue
+                if computed:
+                    self.problem(
+                        (*path, option),
+                        f"{option} constrains a stored value; remove it from this "
+                        f"{computed[0]} field",
+                    )
+                elif type_.name != "String" or type_.list:
+                    self.problem(
+                        (*path, option),
+                        f"{option} constrains a String field, not {type_}; remove it or make "
+                        "the field's type String",
+                    )
+            if decl.length is not None and decl.length[0] > decl.length[1]:
+                low, high = decl.length
                 self.problem(
-                    (*path, option),
-                    f"{option} constrains a String field, not {type_}; remove it or make the "
-                    "field's type String",
+                    (*path, "length"),
+                    f"[{low}, {high}] has its fewest above its most; write [{high}, {low}]",
                 )
-        if decl.length is not None and decl.length[0] > decl.length[1]:
-            low, high = decl.length
-            self.problem(
-                (*path, "length"),
-                f"[{low}, {high}] has its fewest above its most; write [{high}, {low}]",
-            )
 
     def check_uniques(self, types: Mapping[str, NodeType]) -> None:
         """A claim item's owner attribute and type value cannot be taken for anything else."""
@@ -736,6 +752,7 @@ class _Compiler:
                 queries[name] = query
         self.check_refs(types)
         self.check_uniques(types)
+        self.check_constraints()
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}

@@ -189,6 +189,12 @@ BROKEN = [
         "      genre: {type: Genre, format: email}\n",
         "types.Book.fields.genre.format (line 19): format constrains a String field, not Genre",
     ),
+    (
+        "author: {type: Author, ref: authorId}",
+        "author: {type: Author, ref: authorId, length: [1, 9]}",
+        "types.Book.fields.author.length (line 21): length constrains a stored value; remove it "
+        "from this ref field",
+    ),
 ]
 
 
