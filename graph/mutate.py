@@ -20,6 +20,7 @@ from typing import Any
 from model import EdgeType, Field, Model, NodeType
 from model.types import SHARD
 
+from .constraints import check_values
 from .deletes import delete_node, is_marked, unmarked
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from .expressions import Expr
@@ -233,6 +234,7 @@ class Writer:
 
     async def create(self, node: NodeType, values: Mapping[str, Any]) -> Item:
         """Put a new node; an existing key is CONFLICT. A child's parent must exist."""
+        check_values(node.fields, values)
         values = dict(values)
         if "id" in node.key_fields and values.get("id") is None:
             values["id"] = new_id()
@@ -265,8 +267,13 @@ class Writer:
 
     def claim_item(self, field: Field, value: Any, owner: ItemKey) -> Item:
         """The item claiming a unique field's value for its node (``owner``: the node's key)."""
+        unique = field.unique
+        assert unique is not None
         claim = self._claim_key(field, value)
-        return {self.layout.pk: claim.pk, self.layout.sk: claim.sk, "owner": owner.pk}
+        item: Item = {self.layout.pk: claim.pk, self.layout.sk: claim.sk, unique.owner: owner.pk}
+        if unique.type_value is not None and self.model.type_attribute:
+            item[self.model.type_attribute] = unique.type_value
+        return item
 
     def _claims(
         self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
@@ -302,6 +309,7 @@ class Writer:
         """Set fields (``None`` removes one), refresh index attributes and the copies on edges,
         and bump the version. A stale ``expected`` version is CONFLICT; without one, a change
         made concurrently is read again and the update applied over it (a few times)."""
+        check_values(node.fields, changes)
         for _ in range(ATTEMPTS - 1):
             try:
                 return await self._update_once(node, key, changes, expected)
@@ -527,7 +535,9 @@ class Writer:
         self, edge: EdgeType, source: Ref, target: Ref, fields: Mapping[str, Any]
     ) -> Item:
         """Put an edge; both ends must exist (checked in the same transaction), a repeated edge
-        is CONFLICT."""
+        is CONFLICT, and so is a second edge at an end that is ``one``: conditioned on that
+        end's counter in the same transaction when the edge is counted, else read first."""
+        check_values(edge.fields, fields)
         copies = {f.end for f in edge.fields.values() if f.kind == "copy"}
         ends: dict[str, dict[str, Any]] = {"from": {}, "to": {}}
         versions: dict[str, int | None] = {"from": None, "to": None}
@@ -542,24 +552,37 @@ class Writer:
                     versions[end] = (
                         int(old[version_attr]) if version_attr and version_attr in old else None
                     )
-        if edge.forward is not None and edge.forward.one:
-            existing = await self._edges_at(edge, source.key, "from")
-            if existing:
-                raise Conflict(f"{source.key.pk} already has a {edge.label} edge")
+        ones = {"from": edge.forward, "to": edge.reverse}
+        for end, ref in (("from", source), ("to", target)):
+            side = ones[end]
+            if (
+                side is not None
+                and side.one
+                and edge.counter(end) is None
+                and await self._edges_at(edge, ref.key, end)
+            ):
+                raise _one_taken(ref, edge, side.field)
         item = self.edge_item(edge, source, target, fields, ends)
 
         repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
         actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: repeated)]
         for end, ref in (("from", source), ("to", target)):
             counter = edge.counter(end)
-            actions.append(
-                self._exists(
-                    ref.key,
-                    _gone_or_changed(ref, self.model),
-                    version=versions[end],
-                    adds={counter: 1} if counter else None,
-                )
+            action = self._exists(
+                ref.key,
+                _gone_or_changed(ref, self.model),
+                version=versions[end],
+                adds={counter: 1} if counter else None,
             )
+            side = ones[end]
+            if counter and side is not None and side.one:  # none yet, or all removed
+                name = action.expr.name(counter)
+                action.condition = (
+                    f"{action.condition} AND "
+                    f"(attribute_not_exists({name}) OR {name} = {action.expr.value(0)})"
+                )
+                action.on_fail = _counted_one(ref, edge, side.field, counter, self.model)
+            actions.append(action)
         await self._commit(actions)
         return item
 
@@ -586,6 +609,24 @@ def _gone_or_changed(ref: Ref, model: Model) -> Failure:
     def failure(old: Item | None) -> EdgewiseError:
         if old is None or is_marked(model, old):
             return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
+        return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
+
+    return failure
+
+
+def _one_taken(ref: Ref, edge: EdgeType, field: str) -> Conflict:
+    return Conflict(
+        f"{ref.key.pk} already has a {edge.label} edge and its {ref.type.name}.{field} is one; "
+        "remove that edge first"
+    )
+
+
+def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, model: Model) -> Failure:
+    def failure(old: Item | None) -> EdgewiseError:
+        if old is None or is_marked(model, old):
+            return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
+        if int(old.get(counter, 0)) > 0:
+            return _one_taken(ref, edge, field)
         return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
 
     return failure

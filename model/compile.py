@@ -266,7 +266,12 @@ class _Compiler:
                     f"write a template of {{{name}}} alone, e.g. '{name.upper()}#{{{name}}}'",
                 )
             elif template is not None:
-                unique = Unique(template, decl.unique.case_insensitive)
+                unique = Unique(
+                    template,
+                    decl.unique.case_insensitive,
+                    decl.unique.owner,
+                    decl.unique.type_value,
+                )
         if decl.copy_of is not None:  # checked against the edge's ends in edge()
             end, _, source = decl.copy_of.partition(".")
             type_ = self.type_ref(path, decl.type, False) if decl.type else TypeRef("String")
@@ -351,7 +356,83 @@ class _Compiler:
             unique=unique,
             default=decl.default,
             initial=decl.initial,
+            length=decl.length,
+            format=decl.format,
         )
+
+    def check_constraints(self) -> None:
+        """``length`` and ``format`` belong to stored String fields; ``length`` is [fewest,
+        most]."""
+        declared: list[tuple[Path, s.FieldDecl]] = [
+            (("types", t, "fields", n), d)
+            for t, spec in self.file.types.items()
+            for n, d in spec.fields.items()
+        ]
+        declared += [
+            (("edges", e, "fields", n), d)
+            for e, spec in self.file.edges.items()
+            for n, d in spec.fields.items()
+        ]
+        for path, decl in declared:
+            if isinstance(decl, str):
+                continue
+            kinds = {"copyOf": decl.copy_of, "ref": decl.ref, "first": decl.first}
+            computed = [k for k, v in (kinds | {"sum": decl.sum, "hook": decl.hook}).items() if v]
+            type_ = TypeRef.parse(decl.type or "String")
+            for option in ("length", "format"):
+                if getattr(decl, option) is None:
+                    continue
+                if computed:
+                    self.problem(
+                        (*path, option),
+                        f"{option} constrains a stored value; remove it from this "
+                        f"{computed[0]} field",
+                    )
+                elif type_.name != "String" or type_.list:
+                    self.problem(
+                        (*path, option),
+                        f"{option} constrains a String field, not {type_}; remove it or make "
+                        "the field's type String",
+                    )
+            if decl.length is not None and decl.length[0] > decl.length[1]:
+                low, high = decl.length
+                self.problem(
+                    (*path, "length"),
+                    f"[{low}, {high}] has its fewest above its most; write [{high}, {low}]",
+                )
+
+    def check_uniques(self, types: Mapping[str, NodeType]) -> None:
+        """A claim item's owner attribute and type value cannot be taken for anything else."""
+        table = self.file.table
+        values = {t.type_value: t.name for t in types.values()}
+        keys = {table.partition_key, table.sort_key, table.type_attribute}
+        for node in types.values():
+            for field in node.fields.values():
+                unique = field.unique
+                if unique is None:
+                    continue
+                path: Path = ("types", node.name, "fields", field.name, "unique")
+                if unique.owner in keys:
+                    self.problem(
+                        (*path, "owner"),
+                        f"{unique.owner!r} is a key or the type attribute of the table; "
+                        "name another attribute, e.g. 'owner'",
+                    )
+                if unique.type_value is None:
+                    continue
+                if table.type_attribute is None:
+                    self.problem(
+                        (*path, "typeValue"),
+                        "the table has no typeAttribute to hold it; add table.typeAttribute "
+                        "or remove typeValue",
+                    )
+                elif unique.type_value in values:
+                    self.problem(
+                        (*path, "typeValue"),
+                        f"{unique.type_value!r} is the type value of "
+                        f"{values[unique.type_value]}; choose another, e.g. "
+                        f"{field.name.upper()!r}",
+                    )
 
     def check_hook(self, path: Path, dotted: str) -> None:
         module_name, colon, function = dotted.partition(":")
@@ -673,6 +754,8 @@ class _Compiler:
                 queries[name] = query
         self.check_refs(types)
         self.check_owned(types, edges)
+        self.check_uniques(types)
+        self.check_constraints()
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}

@@ -190,6 +190,7 @@ class Kind:
     link: str = ""  # a child's pk placeholder
     values: list[dict[str, str]] = field(default_factory=list)  # key placeholders per row
     notes: list[str] = field(default_factory=list)
+    owner: str = ""  # a claim's attribute holding its node's key
 
     @property
     def count(self) -> int:
@@ -393,6 +394,7 @@ class _Inference:
                     k.role = "claim"
                     k.parent = owner_kind
                     k.link = field_attr
+                    k.owner = attribute
                     k.notes.append(
                         f"{_items(k.count)} {k.shape()} whose {attribute!r} holds the key of a "
                         f"{owner_kind.pk_prefix}… item with the same {field_attr}: a uniqueness "
@@ -904,6 +906,12 @@ class _Inference:
                     unique = (
                         f"{{key: {_q(claim.pk_prefix + '{' + name + '}')}"
                         + (", caseInsensitive: true" if lowered else "")
+                        + (f", owner: {_q(claim.owner)}" if claim.owner != "owner" else "")
+                        + (
+                            f", typeValue: {_q(claim.tag)}"
+                            if claim.tag and self.type_attribute
+                            else ""
+                        )
                         + "}"
                     )
                     type_ = re.sub(r"^\{type: |, attribute: .*\}$|\}$", "", declaration)

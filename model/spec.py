@@ -121,6 +121,11 @@ class UniqueSpec(Spec):
 
     key: str = Field(description="Template of the claim item's key, e.g. `EMAIL#{email}`.")
     case_insensitive: bool = False
+    owner: str = Field("owner", description="Attribute of the claim item holding its node's key.")
+    type_value: str | None = Field(
+        None,
+        description="Value of the table's typeAttribute on the claim item; none by default.",
+    )
 
 
 class FieldSpec(Spec):
@@ -153,6 +158,16 @@ class FieldSpec(Spec):
         None,
         description="Written by the create and add mutations instead of an argument; `now` is "
         "the time of the write.",
+    )
+    length: tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]] | None = Field(
+        None,
+        description="A String's [fewest, most] characters, checked on every write by a "
+        "mutation; a value of only whitespace counts as empty.",
+    )
+    format: Literal["email"] | None = Field(
+        None,
+        description="A String's format, checked on every write by a mutation: `email` is "
+        "name@domain.tld, at most 254 characters, no whitespace.",
     )
 
 

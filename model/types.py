@@ -68,6 +68,8 @@ class TypeRef:
 class Unique:
     key: Template
     case_insensitive: bool
+    owner: str = "owner"  # the claim's attribute holding its node's key
+    type_value: str | None = None  # the claim's type attribute, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,8 @@ class Field:
     arguments: tuple[tuple[str, TypeRef], ...] = ()
     default: str | int | float | bool | None = None  # the argument's default when written
     initial: str | int | float | bool | None = None  # written at creation, not an argument
+    length: tuple[int, int] | None = None  # a String's fewest and most characters
+    format: str | None = None  # a String's format: "email"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, ModelError, json_schema, load_model
 
 from .cors import parse_origins
-from .engine import Engine, engine_for
+from .engine import DEMO, Engine, engine_for
 from .logs import FORMATS, configure
 from .persisted import DEFAULT_CACHE_BYTES
 from .settings import Settings, env_flag
@@ -325,7 +325,8 @@ async def _write_all(
 
 def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
-    if engine.model is not None:
+    generate_demo = engine.name == DEMO and any((args.users, args.groups, args.products))
+    if engine.model is not None and not generate_demo:  # the generator writes the demo's items
         if any((args.users, args.groups, args.products)):
             raise SystemExit(
                 f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "

@@ -113,7 +113,8 @@ class Engine:
             if not path.is_file():
                 return []
             sample = yaml.safe_load(path.read_text())
-        return build_items(Writer(table, self.codec), sample, sample.get("at", SAMPLE_TIME))
+        at = str(sample.get("time", SAMPLE_TIME))  # the nodes' createdAt and updatedAt
+        return build_items(Writer(table, self.codec), sample, at)
 
 
 def engine_for(name: str) -> Engine:

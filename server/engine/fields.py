@@ -169,7 +169,7 @@ class Resolvers:
         text = str(value).lower() if unique.case_insensitive else str(value)
         claim = _render(lambda: unique.key.format({field.name: text}))
         found = await info.context.reads.items.load(ItemKey(claim, claim))
-        owner = found.get("owner") if found else None
+        owner = found.get(unique.owner) if found else None
         ref = Ref(node, ItemKey(owner, owner)) if isinstance(owner, str) else None
         scope = info.context.scope
         if scope is not None:  # finding a node by a value is reading that value

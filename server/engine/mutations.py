@@ -184,8 +184,6 @@ class _Mutations:
         out = {}
         for name, value in values.items():
             field = node.fields.get(name)
-            if field is not None and field.type.non_null and value is None:
-                raise BadUserInput(f"{name} cannot be null")
             out[name] = from_graphql(field.type if field else TypeRef("ID"), value)
         return out
 
@@ -237,7 +235,7 @@ class _Mutations:
         ctx.require_admin(f"add a {edge.label} edge")
         start, end = self._ends(ctx, edge, source, target, args)
         fields = {
-            n: from_graphql(f.type, args.get(n))
+            n: from_graphql(f.type, f.default if args[n] is None else args[n])
             for n, f in edge.fields.items()
             if f.kind == "value" and n in args
         } | _initial(edge.fields.values())

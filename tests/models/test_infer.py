@@ -54,7 +54,10 @@ def structure(model: Model, skip: frozenset[str] = frozenset()) -> dict[str, set
             )
         for f in t.fields.values():
             if f.unique is not None:
-                out["unique"].add((key(name), _norm(f.unique.key.text), f.unique.case_insensitive))
+                u = f.unique
+                out["unique"].add(
+                    (key(name), _norm(u.key.text), u.case_insensitive, u.owner, u.type_value)
+                )
     for e in model.edges.values():
         if e.source in skip or e.target in skip:
             continue

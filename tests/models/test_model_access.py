@@ -137,7 +137,7 @@ async def seed(table: Table) -> dict[str, str]:
         sample["edges"].append({"label": "OPENED", "from": user, "to": ticket})
         tickets[user] = f"TICKET#{ticket}"
     assert ENGINE.codec is not None
-    await table.batch_write(build_items(Writer(table, ENGINE.codec), sample, sample["at"]))
+    await table.batch_write(build_items(Writer(table, ENGINE.codec), sample, sample["time"]))
     return tickets
 
 

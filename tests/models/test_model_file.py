@@ -163,6 +163,43 @@ BROKEN = [
         "objects:\n  Stats: {fields: {books: Int!, top: Bok}}\n",
         "objects.Stats.fields.top (line 42): unknown type 'Bok'; did you mean 'Book'?",
     ),
+    (
+        "      name: String!\n  Book:",
+        "      name: {type: String!, unique: {key: 'NAME#{name}', owner: sk}}\n  Book:",
+        "types.Author.fields.name.unique.owner (line 14): 'sk' is a key or the type attribute",
+    ),
+    (
+        "      name: String!\n  Book:",
+        "      name: {type: String!, unique: {key: 'NAME#{name}', typeValue: NAME}}\n  Book:",
+        "types.Author.fields.name.unique.typeValue (line 14): the table has no typeAttribute",
+    ),
+    (
+        "      number: Int!",
+        "      number: {type: Int!, length: [1, 3]}",
+        "types.Chapter.fields.number.length (line 28): length constrains a String field, not Int!",
+    ),
+    (
+        "      title: String!",
+        "      title: {type: String!, length: [200, 1]}",
+        "types.Book.fields.title.length (line 18): [200, 1] has its fewest above its most; "
+        "write [1, 200]",
+    ),
+    (
+        "      title: String!",
+        "      title: {type: String!, format: phone}",
+        "types.Book.fields.title.format (line 18): input should be 'email'",
+    ),
+    (
+        "      genre: Genre\n",
+        "      genre: {type: Genre, format: email}\n",
+        "types.Book.fields.genre.format (line 19): format constrains a String field, not Genre",
+    ),
+    (
+        "author: {type: Author, ref: authorId}",
+        "author: {type: Author, ref: authorId, length: [1, 9]}",
+        "types.Book.fields.author.length (line 21): length constrains a stored value; remove it "
+        "from this ref field",
+    ),
 ]
 
 
