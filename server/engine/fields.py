@@ -10,6 +10,7 @@ the lookup's own wave."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -465,7 +466,8 @@ def _settle(future: Awaitable[Any]) -> None:
 
 
 def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
-    """Start the loads of ``ref``'s selected connections now, in the lookup's own wave.
+    """Start the loads of ``ref``'s selected connections (and the first loads a hook field names
+    in its function's ``prefetch(context, ref, **arguments)``) now, in the lookup's own wave.
 
     Returns the read that also tells whether the node exists, when one is made: a node whose
     first page of children is selected is read with them, in one Query of its partition (an
@@ -486,8 +488,16 @@ def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
     for details in collected.grouped_field_set.values():
         node = details[0].node
         definition = object_type.fields.get(node.name.value)
-        plan: Plan | None = definition.extensions.get("plan") if definition else None
-        if definition is None or plan is None:
+        if definition is None:
+            continue
+        plan: Plan | None = definition.extensions.get("plan")
+        start = definition.extensions.get("prefetch")  # a hook's first loads
+        if start is not None:
+            with contextlib.suppress(EdgewiseError, ValueError, TypeError):
+                args = get_argument_values(definition, node, info.variable_values)
+                for load in start(ctx, ref, **args):
+                    _settle(load)
+        if plan is None:
             continue
         try:
             args = get_argument_values(definition, node, info.variable_values)

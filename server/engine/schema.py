@@ -32,7 +32,7 @@ from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
 
-from .fields import Plan, Resolvers, exposed, lookup, lookup_args
+from .fields import Plan, Resolvers, exposed, load_hook, lookup, lookup_args
 from .mutations import mutation_type
 from .scalars import BUILT_IN
 
@@ -316,7 +316,14 @@ class _Builder:
             return self.planned(type_, plan, "first", {}, f.description, resolve=r.first(f, plan))
         elif f.kind == "hook":
             args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
-            return GraphQLField(type_, args, r.hook(f), description=f.description)
+            start = getattr(load_hook(f.hook or ""), "prefetch", None)
+            return GraphQLField(
+                type_,
+                args,
+                r.hook(f),
+                description=f.description,
+                extensions={"prefetch": start} if start else None,
+            )
         elif f.kind == "sum":
             plan = plans[f.collection or ""]
             child = self._collection_type(node, f.collection or "")
