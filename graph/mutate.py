@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from model import EdgeType, Field, Model, NodeType
+from model import EdgeType, Field, KeyValueError, Model, NodeType
 from model.types import SHARD
 
 from .constraints import check_values
@@ -27,7 +27,7 @@ from .expressions import Expr
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
 from .reads import Branch, Listing, Reads
-from .table import Failure, Item, Table, to_dynamo
+from .table import Failure, Item, Table, from_dynamo, to_dynamo
 
 __all__ = ["Writer", "build_items"]
 
@@ -304,16 +304,24 @@ class Writer:
         return key.pk if node.single else f"{key.pk} / {key.sk}"
 
     async def update(
-        self, node: NodeType, key: ItemKey, changes: Mapping[str, Any], expected: int | None = None
+        self,
+        node: NodeType,
+        key: ItemKey,
+        changes: Mapping[str, Any],
+        expected: int | None = None,
+        read: Item | None = None,
     ) -> Item:
         """Set fields (``None`` removes one), refresh index attributes and the copies on edges,
         and bump the version. A stale ``expected`` version is CONFLICT; without one, a change
-        made concurrently is read again and the update applied over it (a few times)."""
+        made concurrently is read again and the update applied over it (a few times). ``read``:
+        the item as the caller just read it (strongly consistent), so the first try does not
+        read it again."""
         check_values(node.fields, changes)
         for _ in range(ATTEMPTS - 1):
             try:
-                return await self._update_once(node, key, changes, expected)
+                return await self._update_once(node, key, changes, expected, read=read)
             except _Changed:
+                read = None
                 continue
         return await self._update_once(node, key, changes, expected, last=True)
 
@@ -324,9 +332,10 @@ class Writer:
         changes: Mapping[str, Any],
         expected: int | None,
         last: bool = False,
+        read: Item | None = None,
     ) -> Item:
         version_attr = self.model.version_attribute
-        old = await self.table.get_item(key)
+        old = read if read is not None else await self.table.get_item(key)
         if old is None or is_marked(self.model, old):
             raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
         version = int(old.get(version_attr, 0)) if version_attr else None
@@ -594,6 +603,80 @@ class Writer:
             counter = edge.counter(end)
             if counter:
                 actions.append(self._update(ref.key, {}, adds={counter: -1}))
+        try:
+            await self._commit(actions)
+        except _Missing:
+            return False
+        return True
+
+    # ---- building blocks for hooks ---------------------------------------------------------
+
+    async def insert(
+        self, items: Iterable[Item], counts: Iterable[tuple[Ref, Mapping[str, int]]] = ()
+    ) -> None:
+        """Put new items (CONFLICT when a key is taken) and add to counters of existing nodes
+        (NOT_FOUND when one is missing), in one write: a node with the edge that reaches it, a
+        child counted on its parent."""
+        actions = []
+        for item in items:
+            key = self.layout.item_key(item)
+            taken = Conflict(f"{key.pk} / {key.sk} already exists")
+            actions.append(self._put(item, "attribute_not_exists({pk})", _always(taken)))
+        for ref, adds in counts:
+            actions.append(self._exists(ref.key, _gone_or_changed(ref), adds=dict(adds)))
+        await self._commit(actions)
+
+    async def update_edge(
+        self, edge: EdgeType, source: Ref, target: Ref, changes: Mapping[str, Any]
+    ) -> Item:
+        """Set fields of an existing edge (GraphQL names; ``None`` removes one) in one
+        UpdateItem; NOT_FOUND when there is no such edge. Returns the edge as it now is."""
+        for write in edge.indexes:
+            used = set(write.pk.placeholders) | set(write.sk.placeholders if write.sk else ())
+            if used & set(changes):
+                raise ValueError(f"{edge.label}'s index keys use {sorted(used & set(changes))}")
+        key = self.codec.edge_key(edge, source.key, target.key)
+        attributes = {edge.fields[name].attribute: value for name, value in changes.items()}
+        sets = {a: v for a, v in attributes.items() if v is not None}
+        action = self._update(key, sets, [a for a, v in attributes.items() if v is None])
+        action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
+        missing = NotFound(f"{source.key.pk} has no {edge.label} edge to {target.key.pk}")
+        params = self._params(action) | {"ReturnValues": "ALL_NEW"}
+        response = await self.table.write("UpdateItem", params, _always(missing))
+        return from_dynamo(response["Attributes"])
+
+    async def find_child(
+        self, node: NodeType, parent: Ref, values: Mapping[str, Any]
+    ) -> Item | None:
+        """The first ``node`` item in ``parent``'s partition whose key values include
+        ``values`` (a child named by part of its key, e.g. its id without its location): one
+        Query under the sort-key prefix ``values`` fix, following its pages."""
+        assert node.parent is not None
+        theirs = self.codec.key_values(parent.type, parent.key) or {}
+        link = {mine: theirs[their] for mine, their in node.parent.link}
+        partition = self.codec.format(node.pk, link)
+        try:
+            prefix = node.sk.prefix(values)
+        except KeyValueError:
+            return None  # a value no key of this type can hold
+        listing = Listing(None, (Branch(partition, prefix),))
+        for item in await Reads(self.table).alls.load(listing):
+            found = self.codec.key_values(node, self.layout.item_key(item))
+            if (
+                found is not None
+                and self.codec.node_type(item) is node
+                and all(found.get(k) == str(v) for k, v in values.items())
+            ):
+                return item
+        return None
+
+    async def delete_child(self, node: NodeType, key: ItemKey) -> bool:
+        """Delete a child that has no children or edges of its own and uncount it on its parent,
+        in one transaction; False when it is already gone."""
+        actions = [self._exists(key, lambda _old: _Missing(), "Delete")]
+        if node.parent_counter is not None:
+            parent = self._parent_key(node, key)
+            actions.append(self._update(parent, {}, adds={node.parent_counter: -1}))
         try:
             await self._commit(actions)
         except _Missing:

@@ -1,11 +1,28 @@
-"""The demo's behaviours its model file cannot say, named by models/demo/model.yaml.
+"""What the demo model file cannot say, as hooks the file names by dotted path
+(``models.demo.hooks:products``): the transitive access of a user to products, and the ticket,
+office and subscription mutations that write more than the generated ones.
 
-Not served yet: the demo is still served by the hand-written schema (``server.schema``); these
-are replaced by the engine's implementations in the next step of the move."""
+A field hook is called as ``await hook(ctx, ref, **arguments)``, a mutation hook as
+``await hook(ctx, **arguments)``. Keys come from the model's templates (through the codec and
+``graph.mutate.Writer``); nothing here formats one. A field hook whose reads can start with its
+node's own (in the lookup's wave) names them in ``hook.prefetch(ctx, ref, **arguments)``."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from graph.errors import BadUserInput, Forbidden, NotFound
+from graph.items import Ref
+from graph.keys import new_id
+from graph.mutate import Writer, now_iso
+from graph.reads import Branch, Listing, cursor_of
+from graph.table import Item
+from model import EdgeType, NodeType
+from server.engine.context import ModelContext
+from server.engine.fields import EdgeValue
 
 __all__ = [
     "add_office",
@@ -17,34 +34,236 @@ __all__ = [
     "remove_office",
 ]
 
+AUTHOR = "author"  # a ticket's attribute holding its author's key, as the demo stores it
+TITLE_LIMIT = 500
+LOCATION_LIMIT = 64
 
-def _pending(name: str) -> NotImplementedError:
-    return NotImplementedError(f"the demo's {name} is not on the model engine yet")
-
-
-async def products(ctx: Any, ref: Any) -> Any:
-    raise _pending("products")
-
-
-async def has_access(ctx: Any, ref: Any, productId: str) -> Any:
-    raise _pending("hasAccess")
+Hook = TypeVar("Hook", bound=Callable[..., Awaitable[Any]])
+Start = Callable[..., list[Awaitable[Any]]]
 
 
-async def cancel_subscription(ctx: Any, **args: Any) -> Any:
-    raise _pending("cancelSubscription")
+def _prefetch(start: Start) -> Callable[[Hook], Hook]:
+    """Give a field hook the loads it starts first, for the engine to start them early."""
+
+    def mark(hook: Hook) -> Hook:
+        hook.prefetch = start  # type: ignore[attr-defined]
+        return hook
+
+    return mark
 
 
-async def open_ticket(ctx: Any, **args: Any) -> Any:
-    raise _pending("openTicket")
+def _node(ctx: ModelContext, name: str) -> NodeType:
+    return ctx.codec.model.types[name]
 
 
-async def close_ticket(ctx: Any, **args: Any) -> Any:
-    raise _pending("closeTicket")
+def _edge(ctx: ModelContext, label: str) -> EdgeType:
+    return ctx.codec.model.edges[label]
 
 
-async def add_office(ctx: Any, **args: Any) -> Any:
-    raise _pending("addOffice")
+def _find(ctx: ModelContext, type_name: str, raw: str) -> Ref:
+    """The node a mutation names by a bare or global id; another type's global id is
+    NOT_FOUND, a malformed id BAD_USER_INPUT."""
+    ref = ctx.codec.by_id(_node(ctx, type_name), raw)
+    if ref is None:
+        raise NotFound(f"{raw!r} is not a {type_name} id")
+    return ref
 
 
-async def remove_office(ctx: Any, **args: Any) -> Any:
-    raise _pending("removeOffice")
+def _prime(ctx: ModelContext, ref: Ref, item: Item) -> Ref:
+    ctx.reads.items.clear(ref.key).prime(ref.key, item)
+    ref.item = item
+    return ref
+
+
+def _me(ctx: ModelContext) -> Ref | None:
+    user = ctx.principal.user
+    return None if user is None else ctx.codec.by_id(_node(ctx, "User"), str(user))
+
+
+def _require_self(ctx: ModelContext, user: Ref, action: str) -> None:
+    me = _me(ctx)
+    if not ctx.principal.admin and (me is None or me.key != user.key):
+        raise Forbidden(f"you may {action} only for yourself")
+
+
+# ---- products and hasAccess: user -MEMBER_OF-> group -SUBSCRIBES_TO-> product --------------
+
+
+def _out(ctx: ModelContext, ref: Ref, edge: EdgeType) -> Listing:
+    """Every ``edge`` leaving ``ref``: its partition under the target type's key prefix."""
+    return Listing(None, (Branch(ref.key.pk, _node(ctx, edge.target).pk.literal_prefix),))
+
+
+async def _far_ends(ctx: ModelContext, ref: Ref, label: str) -> list[tuple[Ref, Item]]:
+    edge = _edge(ctx, label)
+    items = await ctx.reads.alls.load(_out(ctx, ref, edge))
+    return [
+        (ctx.codec.end(edge, item, "to"), item)
+        for item in items
+        if ctx.codec.edge_type(item) is edge
+    ]
+
+
+def _start_groups(ctx: ModelContext, ref: Ref, **_arguments: Any) -> list[Awaitable[Any]]:
+    return [ctx.reads.alls.load(_out(ctx, ref, _edge(ctx, "MEMBER_OF")))]
+
+
+def _grants(ctx: ModelContext, subscription: Mapping[str, Any], now: datetime) -> bool:
+    """An ACTIVE subscription with no end, or one that ends in the future."""
+    fields = _edge(ctx, "SUBSCRIBES_TO").fields
+    if subscription.get(fields["status"].attribute) != "ACTIVE":
+        return False
+    until = subscription.get(fields["validUntil"].attribute)
+    if not until:
+        return True
+    end = datetime.fromisoformat(str(until))
+    return (end if end.tzinfo else end.replace(tzinfo=UTC)) > now
+
+
+@_prefetch(_start_groups)
+async def products(ctx: ModelContext, ref: Ref) -> list[dict[str, Any]]:
+    """Each product the user can use, once, with every group it comes through: the user's
+    groups, then every group's subscriptions at once (two waves)."""
+    groups = [group for group, _ in await _far_ends(ctx, ref, "MEMBER_OF")]
+    per_group = await asyncio.gather(*(_far_ends(ctx, g, "SUBSCRIBES_TO") for g in groups))
+    now = datetime.now(UTC)
+    access: dict[str, dict[str, Any]] = {}
+    for group, subscriptions in zip(groups, per_group, strict=True):
+        for product, item in subscriptions:
+            if _grants(ctx, item, now):
+                entry = access.setdefault(product.key.pk, {"product": product, "via": []})
+                entry["via"].append(group)
+    return list(access.values())
+
+
+@_prefetch(_start_groups)
+async def has_access(ctx: ModelContext, ref: Ref, productId: str) -> bool:
+    """Whether the user can use the product: the user's groups (one Query), then the
+    group -> product edges by key (one BatchGetItem)."""
+    product = ctx.codec.by_id(_node(ctx, "Product"), productId)
+    if product is None:
+        return False
+    edge = _edge(ctx, "SUBSCRIBES_TO")
+    groups = [group for group, _ in await _far_ends(ctx, ref, "MEMBER_OF")]
+    keys = [ctx.codec.edge_key(edge, g.key, product.key) for g in groups]
+    found = await ctx.reads.items.load_many(keys)
+    now = datetime.now(UTC)
+    return any(item is not None and _grants(ctx, item, now) for item in found)
+
+
+# ---- subscriptions -------------------------------------------------------------------------
+
+
+async def cancel_subscription(
+    ctx: ModelContext,
+    groupId: str,
+    productId: str,
+) -> EdgeValue:
+    """Set a subscription CANCELED (the edge stays, so no counter moves); NOT_FOUND if there
+    is none."""
+    ctx.require_admin("cancel subscription")
+    group, product = _find(ctx, "Group", groupId), _find(ctx, "Product", productId)
+    edge = _edge(ctx, "SUBSCRIBES_TO")
+    item = await Writer(ctx.table, ctx.codec).update_edge(
+        edge, group, product, {"status": "CANCELED"}
+    )
+    return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), product)
+
+
+# ---- tickets -------------------------------------------------------------------------------
+
+
+async def open_ticket(ctx: ModelContext, userId: str, title: str) -> Ref:
+    """An OPEN ticket, the user's OPENED edge to it and the user's count of them, in one
+    transaction; NOT_FOUND if the user is missing. A user opens tickets only for themselves,
+    unless an admin."""
+    user = _find(ctx, "User", userId)
+    _require_self(ctx, user, "open a ticket")
+    if not title.strip() or len(title) > TITLE_LIMIT:
+        raise BadUserInput(f"a ticket title is 1 to {TITLE_LIMIT} characters")
+    ticket, opened = _node(ctx, "Ticket"), _edge(ctx, "OPENED")
+    writer = Writer(ctx.table, ctx.codec)
+    values = {"id": new_id(), "title": title, "status": "OPEN"}
+    item = writer.node_item(ticket, values, now_iso())
+    ref = Ref(ticket, ctx.codec.item_key(item))
+    item[AUTHOR] = user.key.pk
+    incoming, outgoing = opened.counter("to"), opened.counter("from")
+    if incoming:
+        item[incoming] = 1
+    edge = writer.edge_item(opened, user, ref, {}, {"from": {}, "to": {}})
+    await writer.insert([item, edge], [(user, {outgoing: 1})] if outgoing else [])
+    return _prime(ctx, ref, item)
+
+
+async def close_ticket(ctx: ModelContext, id: str) -> Ref:
+    """Set CLOSED, which moves the ticket to the CLOSED partitions of its index in the same
+    update; closing a closed ticket changes nothing. Users close only their own tickets."""
+    ticket = _node(ctx, "Ticket")
+    ref = _find(ctx, "Ticket", id)
+    old = await ctx.table.get_item(ref.key)
+    if old is None:
+        raise NotFound(f"{ref.key.pk} does not exist")
+    if not ctx.principal.admin:
+        me = _me(ctx)
+        if me is None or old.get(AUTHOR) != me.key.pk:
+            raise Forbidden("you may close only your own tickets")
+    if old.get(ticket.fields["status"].attribute) == "CLOSED":
+        return _prime(ctx, ref, old)
+    writer = Writer(ctx.table, ctx.codec)
+    item = await writer.update(ticket, ref.key, {"status": "CLOSED"}, read=old)
+    return _prime(ctx, ref, item)
+
+
+# ---- offices -------------------------------------------------------------------------------
+
+
+async def add_office(
+    ctx: ModelContext,
+    organizationId: str,
+    country: str,
+    state: str,
+    city: str,
+    zip: str,
+    address: str | None = None,
+) -> EdgeValue:
+    """An office in its organization's partition under its location, counted on the
+    organization, in one transaction; NOT_FOUND if the organization is missing."""
+    ctx.require_admin("add office")
+    organization = _find(ctx, "Organization", organizationId)
+    location = {"country": country, "state": state, "city": city, "zip": zip}
+    for level, value in location.items():
+        if not value or len(value) > LOCATION_LIMIT:
+            raise BadUserInput(f"{level} must be 1 to {LOCATION_LIMIT} characters, got {value!r}")
+    office = _node(ctx, "Office")
+    assert office.parent is not None
+    theirs = ctx.codec.key_values(organization.type, organization.key) or {}
+    link = {mine: theirs[their] for mine, their in office.parent.link}
+    office_id = new_id()
+    values = {**link, **location, "id": office_id, "address": address}
+    writer = Writer(ctx.table, ctx.codec)
+    item = writer.node_item(office, values, None)  # as the demo's offices: no timestamps,
+    if ctx.codec.model.version_attribute:  # no version (never updated), their id stored
+        item.pop(ctx.codec.model.version_attribute, None)
+    item["id"] = office_id
+    counter = office.parent_counter
+    await writer.insert([item], [(organization, {counter: 1})] if counter else [])
+    ref = _prime(ctx, Ref(office, ctx.codec.item_key(item)), item)
+    return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), ref)
+
+
+async def remove_office(
+    ctx: ModelContext,
+    organizationId: str,
+    officeId: str,
+) -> bool:
+    """Delete an office by its id and uncount it; false when the organization has none such."""
+    ctx.require_admin("remove office")
+    organization = _find(ctx, "Organization", organizationId)
+    office = _node(ctx, "Office")
+    writer = Writer(ctx.table, ctx.codec)
+    item = await writer.find_child(office, organization, {"id": officeId})
+    if item is None:
+        return False
+    key = ctx.codec.item_key(item)
+    ctx.reads.items.clear(key)
+    return await writer.delete_child(office, key)
