@@ -34,7 +34,6 @@ __all__ = [
     "remove_office",
 ]
 
-AUTHOR = "author"  # a ticket's attribute holding its author's key, as the demo stores it
 TITLE_LIMIT = 500
 LOCATION_LIMIT = 64
 
@@ -183,10 +182,9 @@ async def open_ticket(ctx: ModelContext, userId: str, title: str) -> Ref:
         raise BadUserInput(f"a ticket title is 1 to {TITLE_LIMIT} characters")
     ticket, opened = _node(ctx, "Ticket"), _edge(ctx, "OPENED")
     writer = Writer(ctx.table, ctx.codec)
-    values = {"id": new_id(), "title": title, "status": "OPEN"}
+    values = {"id": new_id(), "title": title, "status": "OPEN", "authorId": user.key.pk}
     item = writer.node_item(ticket, values, now_iso())
     ref = Ref(ticket, ctx.codec.item_key(item))
-    item[AUTHOR] = user.key.pk
     incoming, outgoing = opened.counter("to"), opened.counter("from")
     if incoming:
         item[incoming] = 1
@@ -205,7 +203,7 @@ async def close_ticket(ctx: ModelContext, id: str) -> Ref:
         raise NotFound(f"{ref.key.pk} does not exist")
     if not ctx.principal.admin:
         me = _me(ctx)
-        if me is None or old.get(AUTHOR) != me.key.pk:
+        if me is None or old.get(ticket.fields["authorId"].attribute) != me.key.pk:
             raise Forbidden("you may close only your own tickets")
     if old.get(ticket.fields["status"].attribute) == "CLOSED":
         return _prime(ctx, ref, old)

@@ -1,141 +1,170 @@
-"""The demo model's hooks (models/demo/hooks.py) over moto on the demo data: the answers, the
-items written and the DynamoDB costs of today's demo (tests/http/test_tickets_offices.py,
-test_mutations.py, test_read_path.py), and the same error codes.
-
-Each hook runs as the engine runs it: in a fresh request context (its own trace), a field hook
-after its node's lookup, which starts the hook's ``prefetch`` loads in its own wave."""
+"""The demo model's hooks (models/demo/hooks.py), served by the engine from the demo model file
+over ASGI on the demo data: the answers, the items written, the DynamoDB costs and the error
+codes of today's hand-written demo (tests/http/test_tickets_offices.py, test_mutations.py,
+test_read_path.py), side by side with the demo where both can read one table."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from graph.errors import EdgewiseError
 from graph.items import Codec, Ref
-from graph.keys import NodeKey, NodeType
-from graph.reads import Branch, Listing, PageKey
 from graph.table import Table
 from model import load_model
+from model.load import model_path
 from models.demo import hooks
-from server.auth import ADMIN, Principal
+from server.app import create_app
+from server.auth import Authenticator
 from server.engine.context import ModelContext
+from server.settings import Settings
 from tests.helpers import gql
 from tests.table_state import problems, scan
+from tests.tokens import SECRET, bearer, hs256
 
-CODEC = Codec(load_model("demo"))
-BOB = Principal(NodeKey(NodeType.USER, "bob"), False)
-ALICE = Principal(NodeKey(NodeType.USER, "alice"), False)
+MODEL = str(model_path("demo"))  # a path, so the engine (not the hand-written demo) serves it
+ADMIN = bearer(hs256("root", roles=["admin"]))
+BOB = bearer(hs256("bob"))
+ALICE = bearer(hs256("alice"))
+
+PRODUCTS = "query($u: ID!) { user(id: $u) { products { product { id name } via { id } } } }"
+ACCESS = "query($u: ID!, $p: ID!) { node(id: $u) { ... on User { hasAccess(productId: $p) } } }"
+OPEN = """mutation($u: ID!, $t: String!) { openTicket(userId: $u, title: $t) {
+    __typename id title status createdAt author { id name } } }"""
+CLOSE = "mutation($id: ID!) { closeTicket(id: $id) { id title status createdAt author { id } } }"
+LISTED = "query($s: TicketStatus!) { tickets(status: $s) { totalCount edges { node { id } } } }"
+ADD_OFFICE = """mutation($o: ID!, $c: String!, $s: String!, $t: String!, $z: String!,
+    $a: String) { addOffice(organizationId: $o, country: $c, state: $s, city: $t, zip: $z,
+    address: $a) { __typename cursor node { id country state city zip address } } }"""
+OFFICES = """query($o: ID!, $c: String) { organization(id: $o) { offices(country: $c) {
+    totalCount edges { cursor node { id } } } } }"""
+REMOVE_OFFICE = "mutation($o: ID!, $id: ID!) { removeOffice(organizationId: $o, officeId: $id) }"
+CANCEL = """mutation { cancelSubscription(groupId: "group1", productId: "PRODUCT#prod1") {
+    __typename cursor plan status validUntil node { id } } }"""
 
 
-def context(table: Table, principal: Principal = ADMIN) -> ModelContext:
-    """One request's context: its own loaders and trace."""
-    return ModelContext.for_request(None, table, CODEC, principal)
+@pytest.fixture
+async def engine(demo: Table) -> AsyncIterator[httpx.AsyncClient]:
+    """The engine serving the demo model file on the demo table; a JWT says who asks."""
+    app = create_app(Settings(model=MODEL), table=demo, authenticator=Authenticator(secret=SECRET))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://edgewise", headers=ADMIN
+    ) as client:
+        yield client
 
 
-def node(ctx: ModelContext, type_name: str, raw: str) -> Ref:
-    ref = ctx.codec.by_id(ctx.codec.model.types[type_name], raw)
-    assert ref is not None
-    return ref
+async def as_(
+    client: httpx.AsyncClient, who: dict[str, str], query: str, **variables: Any
+) -> dict[str, Any]:
+    response = await client.post(
+        "/graphql",
+        json={"query": query, "variables": variables},
+        headers={**who, "Edgewise-Trace": "1"},
+    )
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def ok(body: dict[str, Any]) -> dict[str, Any]:
+    assert "errors" not in body, body["errors"]
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+def codes(body: dict[str, Any]) -> list[str]:
+    return [e["extensions"]["code"] for e in body.get("errors", [])]
+
+
+def cost(body: dict[str, Any]) -> tuple[dict[str, int], int]:
+    trace = body["extensions"]["dynamodb"]
+    return trace["operations"], trace["rounds"]
+
+
+# ---- products and hasAccess ----------------------------------------------------------------
+
+READS = [
+    (PRODUCTS, {"u": "alice"}),
+    (PRODUCTS, {"u": "USER#bob"}),
+    (PRODUCTS, {"u": "billgates"}),
+    (ACCESS, {"u": "USER#alice", "p": "prod3"}),
+    (ACCESS, {"u": "USER#bob", "p": "prod3"}),
+    (ACCESS, {"u": "USER#bob", "p": "PRODUCT#prod2"}),
+    (ACCESS, {"u": "USER#bob", "p": "GROUP#prod2"}),
+    (ACCESS, {"u": "USER#nobody", "p": "prod1"}),
+    (ACCESS, {"u": "USER#bob", "p": "a b"}),
+]
+
+
+async def test_products_and_has_access_answer_as_the_demo_does(
+    http: httpx.AsyncClient, engine: httpx.AsyncClient
+) -> None:
+    answers = [(await gql(http, query, variables)) for query, variables in READS]
+    served = [(await as_(engine, ADMIN, query, **variables)) for query, variables in READS]
+    assert [a.get("data") for a in answers] == [s.get("data") for s in served]
+    assert [codes(a) for a in answers] == [codes(s) for s in served]
+    assert ok(served[0])["user"]["products"][1] == {
+        "product": {"id": "PRODUCT#prod2", "name": "Product 2"},
+        "via": [{"id": "GROUP#group1"}, {"id": "GROUP#group2"}],
+    }
+    assert codes(served[-1]) == ["BAD_USER_INPUT"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the engine's lookup does not start a field hook's `prefetch` yet: the user's groups "
+    "are read one wave later (3 rounds, not 2)",
+)
+@pytest.mark.parametrize(
+    "query",
+    [
+        '{ user(id: "alice") { products { product { id } via { id } } } }',
+        '{ user(id: "alice") { hasAccess(productId: "prod3") } }',
+    ],
+)
+async def test_products_and_has_access_cost_what_the_demo_does(
+    http: httpx.AsyncClient, engine: httpx.AsyncClient, query: str
+) -> None:
+    assert cost(await as_(engine, ADMIN, query)) == cost(await gql(http, query))
 
 
 async def field(
     ctx: ModelContext, hook: Callable[..., Awaitable[Any]], ref: Ref, **arguments: Any
 ) -> Any:
-    """A field hook as the engine calls it: the lookup reads the node and starts the hook's
-    prefetch in one wave; then the hook."""
+    """A field hook as the engine's lookup will call it: the node read and the hook's
+    ``prefetch`` in one wave, then the hook."""
     for load in hook.prefetch(ctx, ref, **arguments):  # type: ignore[attr-defined]
         load.add_done_callback(lambda f: f.cancelled() or f.exception())
-    if await ctx.item(ref) is None:
-        return None
+    await ctx.item(ref)
     return await hook(ctx, ref, **arguments)
 
 
-async def code_of(running: Awaitable[Any]) -> str:
-    with pytest.raises(EdgewiseError) as raised:
-        await running
-    return raised.value.code
-
-
-def cost(ctx: ModelContext) -> tuple[dict[str, int], int]:
-    return dict(ctx.table.trace.operations), ctx.table.trace.rounds
-
-
-def demo_cost(body: dict[str, Any]) -> tuple[dict[str, int], int]:
-    trace = body["extensions"]["dynamodb"]
-    return trace["operations"], trace["rounds"]
-
-
-def products_of(answer: list[dict[str, Any]]) -> dict[str, list[str]]:
-    return {p["product"].key.pk: [g.key.pk for g in p["via"]] for p in answer}
-
-
-# ---- products and hasAccess ----------------------------------------------------------------
-
-
-async def test_products_are_distinct_with_every_group_and_cost_what_the_demo_does(
+async def test_started_with_their_node_the_hooks_cost_what_the_demo_does(
     http: httpx.AsyncClient, demo: Table
 ) -> None:
-    ctx = context(demo)
-    alice = await field(ctx, hooks.products, node(ctx, "User", "alice"))
-    assert products_of(alice) == {
-        "PRODUCT#prod1": ["GROUP#group1"],
-        "PRODUCT#prod2": ["GROUP#group1", "GROUP#group2"],
-        "PRODUCT#prod3": ["GROUP#group2"],
-    }
-    assert all(p["product"].type.name == "Product" for p in alice)
-    # wave 1: the user and its groups; wave 2: both groups' subscriptions
-    assert cost(ctx) == ({"BatchGetItem": 1, "Query": 3}, 2)
-    body = await gql(http, '{ user(id: "alice") { products { product { id } via { id } } } }')
-    assert cost(ctx) == demo_cost(body)
-
-    ctx = context(demo)
-    bob = await field(ctx, hooks.products, node(ctx, "User", "USER#bob"))
-    assert products_of(bob) == {
-        "PRODUCT#prod1": ["GROUP#group1"],
-        "PRODUCT#prod2": ["GROUP#group1"],
-    }
+    codec = Codec(load_model("demo"))
+    costs = []
+    for hook, arguments in ((hooks.products, {}), (hooks.has_access, {"productId": "prod3"})):
+        ctx = ModelContext.for_request(None, demo, codec)
+        alice = codec.by_id(codec.model.types["User"], "alice")
+        assert alice is not None
+        assert await field(ctx, hook, alice, **arguments)
+        costs.append((dict(ctx.table.trace.operations), ctx.table.trace.rounds))
+    # products: the user and its groups, then both groups' subscriptions; hasAccess: the user
+    # and its groups, then the group -> product edges by key
+    assert costs == [({"BatchGetItem": 1, "Query": 3}, 2), ({"Query": 1, "BatchGetItem": 2}, 2)]
+    demo_products = await gql(http, '{ user(id: "alice") { products { product { id } } } }')
+    demo_access = await gql(http, '{ user(id: "alice") { hasAccess(productId: "prod3") } }')
+    assert costs == [cost(demo_products), cost(demo_access)]
 
 
-ACCESS = [
-    ("alice", "prod3", True),
-    ("bob", "prod3", False),
-    ("bob", "PRODUCT#prod2", True),
-    ("bob", "GROUP#prod2", False),
-    ("nobody", "prod1", None),  # no such user: the lookup answers null
-]
-
-
-async def test_has_access(demo: Table) -> None:
-    answers = []
-    for user, product, _ in ACCESS:
-        ctx = context(demo)
-        answers.append(
-            await field(ctx, hooks.has_access, node(ctx, "User", user), productId=product)
-        )
-    assert answers == [expected for _, _, expected in ACCESS]
-
-
-async def test_has_access_costs_one_query_and_one_batch_get_of_edges(
-    http: httpx.AsyncClient, demo: Table
+async def test_canceled_or_expired_subscriptions_grant_no_access(
+    demo: Table, engine: httpx.AsyncClient
 ) -> None:
-    ctx = context(demo)
-    assert await field(ctx, hooks.has_access, node(ctx, "User", "alice"), productId="prod3")
-    assert cost(ctx) == ({"Query": 1, "BatchGetItem": 2}, 2)
-    body = await gql(http, '{ user(id: "alice") { hasAccess(productId: "prod3") } }')
-    assert cost(ctx) == demo_cost(body)
-
-
-async def test_a_malformed_product_id_is_bad_user_input(demo: Table) -> None:
-    ctx = context(demo)
-    alice = node(ctx, "User", "alice")
-    assert await code_of(hooks.has_access(ctx, alice, productId="a b")) == "BAD_USER_INPUT"
-
-
-async def test_canceled_or_expired_subscriptions_grant_no_access(demo: Table) -> None:
     subscription = {"edge": "SUBSCRIBES_TO", "plan": "x"}
     await demo.batch_write(
         [
@@ -156,57 +185,67 @@ async def test_canceled_or_expired_subscriptions_grant_no_access(demo: Table) ->
             },
         ]
     )
-    ctx = context(demo)
-    alice = node(ctx, "User", "alice")
-    assert products_of(await field(ctx, hooks.products, alice)) == {
-        "PRODUCT#prod2": ["GROUP#group1", "GROUP#group2"]
-    }
-    assert await field(ctx, hooks.has_access, alice, productId="prod1") is False
+    products = ok(await as_(engine, ADMIN, PRODUCTS, u="alice"))["user"]["products"]
+    assert [(p["product"]["id"], [g["id"] for g in p["via"]]) for p in products] == [
+        ("PRODUCT#prod2", ["GROUP#group1", "GROUP#group2"])
+    ]
+    access = await as_(engine, ADMIN, ACCESS, u="USER#alice", p="prod1")
+    assert ok(access)["node"] == {"hasAccess": False}
 
 
 # ---- cancelSubscription --------------------------------------------------------------------
 
 
 async def test_cancel_subscription_returns_the_canceled_edge_and_revokes_access(
-    demo: Table,
+    demo: Table, engine: httpx.AsyncClient
 ) -> None:
     before = await scan(demo)
-    ctx = context(demo)
-    edge = await hooks.cancel_subscription(ctx, groupId="group1", productId="PRODUCT#prod1")
-    assert cost(ctx) == ({"UpdateItem": 1}, 1)
-    assert (edge.item["plan"], edge.item["status"]) == ("standard", "CANCELED")
-    assert (edge.node.type.name, edge.node.key.pk) == ("Product", "PRODUCT#prod1")
-    page = await ctx.reads.pages.load(
-        PageKey(Listing(None, (Branch("GROUP#group1", "PRODUCT#"),)), 1)
+    body = await as_(engine, ADMIN, CANCEL)
+    edge = ok(body)["cancelSubscription"]
+    assert cost(body) == ({"UpdateItem": 1}, 1)  # the demo: a transaction, then a GetItem
+    assert edge["__typename"] == "GroupSubscriptionEdge"
+    assert (edge["plan"], edge["status"], edge["validUntil"], edge["node"]) == (
+        "standard",
+        "CANCELED",
+        None,
+        {"id": "PRODUCT#prod1"},
     )
-    assert edge.cursor == page.cursors[0]  # the cursor of the group's subscriptions
     after = await scan(demo)
     assert after["GROUP#group1", "PRODUCT#prod1"]["status"] == "CANCELED"
     # the edge stays, so no counter moves
     assert {k for k in before if before[k] != after[k]} == {("GROUP#group1", "PRODUCT#prod1")}
-    ctx = context(demo)
-    assert await field(ctx, hooks.has_access, node(ctx, "User", "bob"), productId="prod1") is False
+    access = await as_(engine, ADMIN, ACCESS, u="USER#bob", p="prod1")
+    assert ok(access)["node"] == {"hasAccess": False}
+    # the edge's cursor is the one the group's subscriptions list it with
+    listed = await as_(
+        engine,
+        ADMIN,
+        '{ group(id: "group1") { subscriptions { edges { cursor status node { id } } } } }',
+    )
+    edges = ok(listed)["group"]["subscriptions"]["edges"]
+    assert {"cursor": edge["cursor"], "status": "CANCELED", "node": edge["node"]} in edges
 
 
 # ---- tickets -------------------------------------------------------------------------------
 
 
 async def test_open_ticket_writes_the_node_the_edge_and_the_sharded_index_keys(
-    demo: Table,
+    demo: Table, engine: httpx.AsyncClient
 ) -> None:
-    ctx = context(demo)
-    ref = await hooks.open_ticket(ctx, userId="USER#alice", title="Printer on fire")
-    assert cost(ctx) == ({"TransactWriteItems": 1}, 1)
-    key = ref.key.pk
-    assert ref.type.name == "Ticket" and ref.key.sk == key
+    body = await as_(engine, ADMIN, OPEN, u="USER#alice", t="Printer on fire")
+    ticket = ok(body)["openTicket"]
+    assert cost(body)[0].get("TransactWriteItems") == 1
+    assert ticket["__typename"] == "Ticket"
+    assert (ticket["title"], ticket["status"]) == ("Printer on fire", "OPEN")
+    assert ticket["author"] == {"id": "USER#alice", "name": "Alice"}
+    key = ticket["id"]
     assert re.fullmatch(r"TICKET#[0-9A-HJKMNP-TV-Z]{26}", key)
     items = await scan(demo)
     item = items[key, key]
-    assert ref.item == item  # primed: the answer needs no read
     at = item["createdAt"]
-    shard = re.fullmatch(r"TICKET#OPEN#([0-9]+)", item["GSI2PK"])
-    assert shard is not None and 0 <= int(shard[1]) < 8
-    assert item == {
+    assert ticket["createdAt"].startswith(at[:19])
+    assert re.fullmatch(r"TICKET#OPEN#[0-7]", item["GSI2PK"])
+    assert item == {  # exactly the demo's ticket
         "PK": key,
         "SK": key,
         "type": "TICKET",
@@ -223,53 +262,68 @@ async def test_open_ticket_writes_the_node_the_edge_and_the_sharded_index_keys(
     assert items["USER#alice", key] == {"PK": "USER#alice", "SK": key, "edge": "OPENED"}
     assert items["USER#alice", "USER#alice"]["n_OPENED"] == 1
     assert problems(items) == []
+    read = await as_(
+        engine, ADMIN, "query($id: ID!) { ticket(id: $id) { title author { name } } }", id=key
+    )
+    assert ok(read)["ticket"] == {"title": "Printer on fire", "author": {"name": "Alice"}}
 
 
-async def test_shards_spread_tickets_over_the_eight_partitions(demo: Table) -> None:
+async def test_shards_spread_tickets_over_the_eight_partitions(
+    demo: Table, engine: httpx.AsyncClient
+) -> None:
     for i in range(12):
-        await hooks.open_ticket(context(demo), userId="bob", title=f"t{i}")
-    shards = {item["GSI2PK"] for item in (await scan(demo)).values() if item.get("GSI2PK")}
+        ok(await as_(engine, ADMIN, OPEN, u="bob", t=f"t{i}"))
+    items = await scan(demo)
+    shards = {item["GSI2PK"] for item in items.values() if item.get("type") == "TICKET"}
     assert shards <= {f"TICKET#OPEN#{i}" for i in range(8)}
     assert len(shards) >= 3  # a hash of the id, not one hot partition
-    assert (await scan(demo))["USER#bob", "USER#bob"]["n_OPENED"] == 12
+    assert items["USER#bob", "USER#bob"]["n_OPENED"] == 12
+    assert ok(await as_(engine, ADMIN, LISTED, s="OPEN"))["tickets"]["totalCount"] == 12
 
 
 async def test_close_ticket_moves_it_to_the_closed_partition_of_the_same_item(
-    demo: Table,
+    demo: Table, engine: httpx.AsyncClient
 ) -> None:
-    opened = await hooks.open_ticket(context(demo), userId="bob", title="Broken")
+    ticket = ok(await as_(engine, ADMIN, OPEN, u="bob", t="Broken"))["openTicket"]
     before = await scan(demo)
-    ctx = context(demo)
-    closed = await hooks.close_ticket(ctx, id=opened.key.pk.removeprefix("TICKET#"))
-    assert (closed.type.name, closed.key) == ("Ticket", opened.key)
-    operations, _ = cost(ctx)
-    assert operations.get("TransactWriteItems", 0) <= 1 and operations.get("UpdateItem", 0) <= 1
-    assert operations == {"GetItem": 1, "UpdateItem": 1}
+    body = await as_(engine, ADMIN, CLOSE, id=ticket["id"].removeprefix("TICKET#"))
+    closed = ok(body)["closeTicket"]
+    assert closed == {
+        "id": ticket["id"],
+        "title": "Broken",
+        "status": "CLOSED",
+        "createdAt": ticket["createdAt"],
+        "author": {"id": "USER#bob"},
+    }
+    assert cost(body) == ({"GetItem": 1, "UpdateItem": 1}, 2)
     after = await scan(demo)
     assert after.keys() == before.keys()  # the same item, moved on the index
-    old, new = before[opened.key.pk, opened.key.pk], after[opened.key.pk, opened.key.pk]
-    assert closed.item == new  # primed
-    assert new["status"] == "CLOSED" and new["version"] == 2
+    old, new = before[ticket["id"], ticket["id"]], after[ticket["id"], ticket["id"]]
     assert new["GSI2PK"] == old["GSI2PK"].replace("#OPEN#", "#CLOSED#")
-    assert new["GSI2SK"] == old["GSI2SK"]
     assert {k for k in new if new[k] != old.get(k)} == {"status", "GSI2PK", "version", "updatedAt"}
+    assert new["version"] == 2
+    assert ok(await as_(engine, ADMIN, LISTED, s="OPEN"))["tickets"]["totalCount"] == 0
+    listed = ok(await as_(engine, ADMIN, LISTED, s="CLOSED"))["tickets"]
+    assert listed == {"totalCount": 1, "edges": [{"node": {"id": ticket["id"]}}]}
 
-    ctx = context(demo)  # closing a closed ticket: a no-op
-    again = await hooks.close_ticket(ctx, id=opened.key.pk)
-    assert again.item == new
-    assert cost(ctx) == ({"GetItem": 1}, 1)
+    again = await as_(engine, ADMIN, CLOSE, id=ticket["id"])  # closing a closed ticket: a no-op
+    assert ok(again)["closeTicket"] == closed
+    assert cost(again) == ({"GetItem": 1}, 1)
     assert await scan(demo) == after
     assert problems(after) == []
 
 
-async def test_users_close_only_their_own_tickets(demo: Table) -> None:
-    mine = await hooks.open_ticket(context(demo, BOB), userId="bob", title="Mine")
-    assert mine.item is not None and mine.item["author"] == "USER#bob"
+async def test_users_open_and_close_only_their_own_tickets(
+    demo: Table, engine: httpx.AsyncClient
+) -> None:
     before = await scan(demo)
-    assert await code_of(hooks.close_ticket(context(demo, ALICE), id=mine.key.pk)) == "FORBIDDEN"
+    body = await as_(engine, BOB, OPEN, u="alice", t="On her behalf")
+    assert (codes(body), body["data"]) == (["FORBIDDEN"], None)
     assert await scan(demo) == before
-    closed = await hooks.close_ticket(context(demo, BOB), id=mine.key.pk)
-    assert closed.item is not None and closed.item["status"] == "CLOSED"
+    mine = ok(await as_(engine, BOB, OPEN, u="bob", t="Mine"))["openTicket"]
+    assert mine["author"]["id"] == "USER#bob"
+    assert codes(await as_(engine, ALICE, CLOSE, id=mine["id"])) == ["FORBIDDEN"]
+    assert ok(await as_(engine, BOB, CLOSE, id=mine["id"]))["closeTicket"]["status"] == "CLOSED"
 
 
 # ---- offices -------------------------------------------------------------------------------
@@ -281,146 +335,137 @@ LOCATIONS = [
 ]
 
 
-async def add(table: Table, org: str, i: int, principal: Principal = ADMIN) -> Any:
-    country, state, city, zip_ = LOCATIONS[i]
-    return await hooks.add_office(
-        context(table, principal),
-        organizationId=org,
-        country=country,
-        state=state,
-        city=city,
-        zip=zip_,
-        address=f"{i} Main St",
-    )
+async def add_offices(engine: httpx.AsyncClient) -> list[dict[str, Any]]:
+    added = []
+    for i, (country, state, city, zip_) in enumerate(LOCATIONS):
+        variables = {"o": "microsoft", "c": country, "s": state, "t": city, "z": zip_}
+        body = await as_(engine, ADMIN, ADD_OFFICE, **variables, a=f"{i} Main St")
+        assert cost(body) == ({"TransactWriteItems": 1}, 1)
+        added.append(ok(body)["addOffice"])
+    location = {"c": "US", "s": "WA", "t": "Seattle", "z": "98109", "a": None}
+    ok(await as_(engine, ADMIN, ADD_OFFICE, o="ORG#amazon", **location))
+    return added
 
 
-async def test_add_office_stores_it_under_the_composite_key_and_counts_it(demo: Table) -> None:
-    ctx = context(demo)
-    edge = await hooks.add_office(
-        ctx, organizationId="ORG#microsoft", country="US", state="WA", city="Redmond", zip="98052"
-    )
-    assert cost(ctx) == ({"TransactWriteItems": 1}, 1)
-    office_id = edge.item["id"]
-    assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{26}", office_id)
-    key = ("ORG#microsoft", f"OFFICE#US#WA#Redmond#98052#{office_id}")
-    assert (edge.node.type.name, edge.node.key.pk, edge.node.key.sk) == ("Office", *key)
-    items = await scan(demo)
-    assert (
-        items[key]
-        == edge.item
-        == {
-            "PK": key[0],
-            "SK": key[1],
-            "type": "OFFICE",
-            "id": office_id,
-            "country": "US",
-            "state": "WA",
-            "city": "Redmond",
-            "zip": "98052",
-        }
-    )
-    # the cursor continues the organization's offices right after this one
-    page = await context(demo).reads.pages.load(
-        PageKey(Listing(None, (Branch("ORG#microsoft", "OFFICE#"),)), 1)
-    )
-    assert edge.cursor == page.cursors[0]
-    for i in range(len(LOCATIONS)):
-        await add(demo, "microsoft", i)
-    await add(demo, "amazon", 1)
-    items = await scan(demo)
-    assert items["ORG#microsoft", "ORG#microsoft"]["n_OFFICE"] == 1 + len(LOCATIONS)
-    assert items["ORG#amazon", "ORG#amazon"]["n_OFFICE"] == 1
-    assert {i["address"] for k, i in items.items() if k[1].startswith("OFFICE#US#WA#Seattle")} == {
-        "1 Main St"
+async def test_add_office_stores_it_under_the_composite_key_and_counts_it(
+    demo: Table, engine: httpx.AsyncClient
+) -> None:
+    offices = await add_offices(engine)
+    edge = offices[0]
+    assert edge["__typename"] == "OfficeEdge"
+    node = edge["node"]
+    assert node == {
+        "id": node["id"],
+        "country": "US",
+        "state": "WA",
+        "city": "Redmond",
+        "zip": "98052",
+        "address": "0 Main St",
     }
+    items = await scan(demo)
+    key = ("ORG#microsoft", f"OFFICE#US#WA#Redmond#98052#{node['id']}")
+    assert items[key] == {  # exactly the demo's office
+        "PK": key[0],
+        "SK": key[1],
+        "type": "OFFICE",
+        "id": node["id"],
+        "country": "US",
+        "state": "WA",
+        "city": "Redmond",
+        "zip": "98052",
+        "address": "0 Main St",
+    }
+    assert items["ORG#microsoft", "ORG#microsoft"]["n_OFFICE"] == len(LOCATIONS)
+    assert items["ORG#amazon", "ORG#amazon"]["n_OFFICE"] == 1
+    assert len({o["node"]["id"] for o in offices}) == len(LOCATIONS)
     assert problems(items) == []
+    # each returned cursor is the one the organization's offices list it with
+    listed = ok(await as_(engine, ADMIN, OFFICES, o="microsoft"))["organization"]["offices"]
+    assert listed["totalCount"] == len(LOCATIONS)
+    assert {(e["cursor"], e["node"]["id"]) for e in listed["edges"]} == {
+        (o["cursor"], o["node"]["id"]) for o in offices
+    }
 
 
-async def test_remove_office_is_true_then_false_and_uncounts(demo: Table) -> None:
-    offices = [await add(demo, "microsoft", i) for i in range(len(LOCATIONS))]
-    office = offices[1].item["id"]
+async def test_remove_office_is_true_then_false_and_uncounts(
+    demo: Table, engine: httpx.AsyncClient
+) -> None:
+    office = (await add_offices(engine))[1]["node"]["id"]
     before = await scan(demo)
     # another organization's office is not there
-    ctx = context(demo)
-    assert await hooks.remove_office(ctx, organizationId="amazon", officeId=office) is False
+    assert ok(await as_(engine, ADMIN, REMOVE_OFFICE, o="amazon", id=office)) == {
+        "removeOffice": False
+    }
     assert await scan(demo) == before
-    ctx = context(demo)
-    assert await hooks.remove_office(ctx, organizationId="ORG#microsoft", officeId=office) is True
-    assert cost(ctx) == ({"Query": 1, "TransactWriteItems": 1}, 2)
+    body = await as_(engine, ADMIN, REMOVE_OFFICE, o="ORG#microsoft", id=office)
+    assert ok(body) == {"removeOffice": True}
+    assert cost(body) == ({"Query": 1, "TransactWriteItems": 1}, 2)
     after = await scan(demo)
     assert set(before) - set(after) == {("ORG#microsoft", f"OFFICE#US#WA#Seattle#98101#{office}")}
     assert after["ORG#microsoft", "ORG#microsoft"]["n_OFFICE"] == len(LOCATIONS) - 1
     assert problems(after) == []
-    ctx = context(demo)
-    assert await hooks.remove_office(ctx, organizationId="microsoft", officeId=office) is False
-    assert await hooks.remove_office(ctx, organizationId="noorg", officeId="x") is False
+    for org in ("microsoft", "noorg"):
+        body = await as_(engine, ADMIN, REMOVE_OFFICE, o=org, id=office)
+        assert ok(body) == {"removeOffice": False}
     assert await scan(demo) == after
+    listed = ok(await as_(engine, ADMIN, OFFICES, o="microsoft", c="US"))["organization"]
+    assert listed["offices"]["totalCount"] == 1
 
 
 # ---- failures ------------------------------------------------------------------------------
 
-Call = Callable[[ModelContext], Awaitable[Any]]
-
-
-def call(hook: Callable[..., Awaitable[Any]], **arguments: Any) -> Call:
-    return lambda ctx: hook(ctx, **arguments)
-
-
-def office(org: str, country: str = "US", state: str = "WA", city: str = "S") -> Call:
-    return call(
-        hooks.add_office, organizationId=org, country=country, state=state, city=city, zip="1"
-    )
-
-
-FAILURES: dict[str, list[tuple[Principal, Call, str]]] = {
+FAILURES = {
     "subscription": [
-        (ADMIN, call(hooks.cancel_subscription, groupId="group1", productId="prod3"), "NOT_FOUND"),
-        (ADMIN, call(hooks.cancel_subscription, groupId="nogroup", productId="prod1"), "NOT_FOUND"),
-        (ADMIN, call(hooks.cancel_subscription, groupId="group1", productId="USER#prod1"),
+        (ADMIN, 'cancelSubscription(groupId: "group1", productId: "prod3") { status }',
          "NOT_FOUND"),
-        (ADMIN, call(hooks.cancel_subscription, groupId="group 1", productId="prod1"),
+        (ADMIN, 'cancelSubscription(groupId: "nogroup", productId: "prod1") { status }',
+         "NOT_FOUND"),
+        (ADMIN, 'cancelSubscription(groupId: "group1", productId: "USER#prod1") { status }',
+         "NOT_FOUND"),
+        (ADMIN, 'cancelSubscription(groupId: "group 1", productId: "prod1") { status }',
          "BAD_USER_INPUT"),
-        (BOB, call(hooks.cancel_subscription, groupId="group1", productId="prod1"), "FORBIDDEN"),
+        (BOB, 'cancelSubscription(groupId: "group1", productId: "prod1") { cursor }',
+         "FORBIDDEN"),
     ],
     "tickets": [
-        (ADMIN, call(hooks.open_ticket, userId="nobody", title="t"), "NOT_FOUND"),
-        (ADMIN, call(hooks.open_ticket, userId="GROUP#group1", title="t"), "NOT_FOUND"),
-        (ADMIN, call(hooks.open_ticket, userId="alice", title=""), "BAD_USER_INPUT"),
-        (ADMIN, call(hooks.open_ticket, userId="alice", title="   "), "BAD_USER_INPUT"),
-        (ADMIN, call(hooks.open_ticket, userId="alice", title="x" * 501), "BAD_USER_INPUT"),
-        (ADMIN, call(hooks.open_ticket, userId="a b", title="t"), "BAD_USER_INPUT"),
-        (BOB, call(hooks.open_ticket, userId="alice", title="On her behalf"), "FORBIDDEN"),
-        (ADMIN, call(hooks.close_ticket, id="noticket"), "NOT_FOUND"),
-        (ADMIN, call(hooks.close_ticket, id="USER#alice"), "NOT_FOUND"),
-        (ADMIN, call(hooks.close_ticket, id="no ticket"), "BAD_USER_INPUT"),
+        (ADMIN, 'openTicket(userId: "nobody", title: "t") { id }', "NOT_FOUND"),
+        (ADMIN, 'openTicket(userId: "GROUP#group1", title: "t") { id }', "NOT_FOUND"),
+        (ADMIN, 'openTicket(userId: "alice", title: "") { id }', "BAD_USER_INPUT"),
+        (ADMIN, 'openTicket(userId: "alice", title: "   ") { id }', "BAD_USER_INPUT"),
+        (ADMIN, f'openTicket(userId: "alice", title: "{"x" * 501}") {{ id }}', "BAD_USER_INPUT"),
+        (ADMIN, 'closeTicket(id: "noticket") { id }', "NOT_FOUND"),
+        (ADMIN, 'closeTicket(id: "USER#alice") { id }', "NOT_FOUND"),
+        (ADMIN, 'closeTicket(id: "no ticket") { id }', "BAD_USER_INPUT"),
     ],
     "offices": [
-        (ADMIN, office("noorg"), "NOT_FOUND"),
-        (ADMIN, office("GROUP#group1"), "NOT_FOUND"),
-        (ADMIN, office("amazon", country="U#S"), "BAD_USER_INPUT"),
-        (ADMIN, office("amazon", state=""), "BAD_USER_INPUT"),
-        (ADMIN, office("amazon", city="S" * 65), "BAD_USER_INPUT"),
-        (ADMIN, office("a b"), "BAD_USER_INPUT"),
-        (BOB, office("microsoft"), "FORBIDDEN"),
-        (ADMIN, call(hooks.remove_office, organizationId="a b", officeId="x"), "BAD_USER_INPUT"),
-        (ADMIN, call(hooks.remove_office, organizationId="GROUP#group1", officeId="x"),
-         "NOT_FOUND"),
-        (BOB, call(hooks.remove_office, organizationId="microsoft", officeId="x"), "FORBIDDEN"),
+        (ADMIN, 'addOffice(organizationId: "noorg", country: "US", state: "WA", city: "S", '
+         'zip: "1") { cursor }', "NOT_FOUND"),
+        (ADMIN, 'addOffice(organizationId: "GROUP#group1", country: "US", state: "WA", '
+         'city: "S", zip: "1") { cursor }', "NOT_FOUND"),
+        (ADMIN, 'addOffice(organizationId: "amazon", country: "U#S", state: "WA", city: "S", '
+         'zip: "1") { cursor }', "BAD_USER_INPUT"),
+        (ADMIN, 'addOffice(organizationId: "amazon", country: "US", state: "", city: "S", '
+         'zip: "1") { cursor }', "BAD_USER_INPUT"),
+        (ADMIN, f'addOffice(organizationId: "amazon", country: "US", state: "WA", '
+         f'city: "{"S" * 65}", zip: "1") {{ cursor }}', "BAD_USER_INPUT"),
+        (ADMIN, 'removeOffice(organizationId: "a b", officeId: "x")', "BAD_USER_INPUT"),
+        (ADMIN, 'removeOffice(organizationId: "GROUP#group1", officeId: "x")', "NOT_FOUND"),
+        (BOB, 'addOffice(organizationId: "microsoft", country: "US", state: "WA", city: "S", '
+         'zip: "1") { cursor }', "FORBIDDEN"),
+        (BOB, 'removeOffice(organizationId: "microsoft", officeId: "x")', "FORBIDDEN"),
     ],
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("theme", FAILURES)
-async def test_a_failed_hook_has_its_code_and_leaves_the_table_exactly_as_it_was(
-    demo: Table, theme: str
+async def test_a_failed_mutation_has_its_code_and_leaves_the_table_exactly_as_it_was(
+    demo: Table, engine: httpx.AsyncClient, theme: str
 ) -> None:
     before = await scan(demo)
-    got = []
-    for principal, run, _ in FAILURES[theme]:
-        try:
-            await run(context(demo, principal))
-            got.append("no error")
-        except EdgewiseError as exc:
-            got.append(exc.code)
-    assert got == [code for _, _, code in FAILURES[theme]]
+    wrong = []
+    for who, mutation, code in FAILURES[theme]:
+        body = await as_(engine, who, f"mutation {{ {mutation} }}")
+        if codes(body) != [code] or body.get("data") is not None:
+            wrong.append(f"{mutation}: expected {code}, got {body}")
+    assert wrong == []
     assert await scan(demo) == before
