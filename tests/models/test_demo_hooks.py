@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from graph.items import Codec, Ref
+from graph.mutate import Writer
 from graph.table import Table
 from model import load_model
 from model.load import model_path
@@ -469,3 +470,19 @@ async def test_a_failed_mutation_has_its_code_and_leaves_the_table_exactly_as_it
             wrong.append(f"{mutation}: expected {code}, got {body}")
     assert wrong == []
     assert await scan(demo) == before
+
+
+# ---- the Writer's building blocks beyond the demo ------------------------------------------
+
+
+async def test_update_edge_refuses_a_field_an_index_key_of_the_edge_is_made_of(
+    table: Table,
+) -> None:
+    codec = Codec(load_model("order-entry"))
+    writer = Writer(Table(table.client, "order-entry", layout=codec.layout), codec)
+    types, sold_by = codec.model.types, codec.model.edges["SOLD_BY"]
+    order, rep = codec.by_id(types["Order"], "o1"), codec.by_id(types["Employee"], "e1")
+    assert order is not None and rep is not None
+    with pytest.raises(ValueError, match=r"SOLD_BY's index keys use \['status'\]"):
+        await writer.update_edge(sold_by, order, rep, {"status": "SHIPPED"})
+    assert writer.table.trace.requests == 0  # refused before anything is sent
