@@ -153,11 +153,7 @@ async def has_access(ctx: ModelContext, ref: Ref, productId: str) -> bool:
 # ---- subscriptions -------------------------------------------------------------------------
 
 
-async def cancel_subscription(
-    ctx: ModelContext,
-    groupId: str,
-    productId: str,
-) -> EdgeValue:
+async def cancel_subscription(ctx: ModelContext, groupId: str, productId: str) -> EdgeValue:
     """Set a subscription CANCELED (the edge stays, so no counter moves); NOT_FOUND if there
     is none."""
     ctx.require_admin("cancel subscription")
@@ -249,11 +245,7 @@ async def add_office(
     return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), ref)
 
 
-async def remove_office(
-    ctx: ModelContext,
-    organizationId: str,
-    officeId: str,
-) -> bool:
+async def remove_office(ctx: ModelContext, organizationId: str, officeId: str) -> bool:
     """Delete an office by its id and uncount it; false when the organization has none such."""
     ctx.require_admin("remove office")
     organization = _find(ctx, "Organization", organizationId)
