@@ -27,9 +27,7 @@ from tests.table_state import problems, scan
 from tests.tokens import SECRET, bearer, hs256
 
 MODEL = str(model_path("demo"))  # a path, so the engine (not the hand-written demo) serves it
-ADMIN = bearer(hs256("root", roles=["admin"]))
-BOB = bearer(hs256("bob"))
-ALICE = bearer(hs256("alice"))
+ADMIN, BOB, ALICE = "root", "bob", "alice"  # who asks: a token made for each request
 
 PRODUCTS = "query($u: ID!) { user(id: $u) { products { product { id name } via { id } } } }"
 ACCESS = "query($u: ID!, $p: ID!) { node(id: $u) { ... on User { hasAccess(productId: $p) } } }"
@@ -52,19 +50,16 @@ async def engine(demo: Table) -> AsyncIterator[httpx.AsyncClient]:
     """The engine serving the demo model file on the demo table; a JWT says who asks."""
     app = create_app(Settings(model=MODEL), table=demo, authenticator=Authenticator(secret=SECRET))
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://edgewise", headers=ADMIN
-    ) as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
         yield client
 
 
-async def as_(
-    client: httpx.AsyncClient, who: dict[str, str], query: str, **variables: Any
-) -> dict[str, Any]:
+async def as_(client: httpx.AsyncClient, who: str, query: str, **variables: Any) -> dict[str, Any]:
+    token = hs256(who, roles=["admin"] if who == ADMIN else [])
     response = await client.post(
         "/graphql",
         json={"query": query, "variables": variables},
-        headers={**who, "Edgewise-Trace": "1"},
+        headers={**bearer(token), "Edgewise-Trace": "1"},
     )
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
