@@ -115,17 +115,15 @@ async def test_products_and_has_access_answer_as_the_demo_does(
     reason="the engine's lookup does not start a field hook's `prefetch` yet: the user's groups "
     "are read one wave later (3 rounds, not 2)",
 )
-@pytest.mark.parametrize(
-    "query",
-    [
+async def test_products_and_has_access_cost_what_the_demo_does(
+    http: httpx.AsyncClient, engine: httpx.AsyncClient
+) -> None:
+    queries = [
         '{ user(id: "alice") { products { product { id } via { id } } } }',
         '{ user(id: "alice") { hasAccess(productId: "prod3") } }',
-    ],
-)
-async def test_products_and_has_access_cost_what_the_demo_does(
-    http: httpx.AsyncClient, engine: httpx.AsyncClient, query: str
-) -> None:
-    assert cost(await as_(engine, ADMIN, query)) == cost(await gql(http, query))
+    ]
+    served = [cost(await as_(engine, ADMIN, query)) for query in queries]
+    assert served == [cost(await gql(http, query)) for query in queries]
 
 
 async def field(
@@ -470,11 +468,9 @@ async def test_a_failed_mutation_has_its_code_and_leaves_the_table_exactly_as_it
 # ---- the Writer's building blocks beyond the demo ------------------------------------------
 
 
-async def test_update_edge_refuses_a_field_an_index_key_of_the_edge_is_made_of(
-    table: Table,
-) -> None:
+async def test_update_edge_refuses_a_field_an_index_key_of_the_edge_is_made_of() -> None:
     codec = Codec(load_model("order-entry"))
-    writer = Writer(Table(table.client, "order-entry", layout=codec.layout), codec)
+    writer = Writer(Table(None, "order-entry", layout=codec.layout), codec)  # no client needed
     types, sold_by = codec.model.types, codec.model.edges["SOLD_BY"]
     order, rep = codec.by_id(types["Order"], "o1"), codec.by_id(types["Employee"], "e1")
     assert order is not None and rep is not None
