@@ -623,7 +623,9 @@ class Writer:
             taken = Conflict(f"{key.pk} / {key.sk} already exists")
             actions.append(self._put(item, "attribute_not_exists({pk})", _always(taken)))
         for ref, adds in counts:
-            actions.append(self._exists(ref.key, _gone_or_changed(ref), adds=dict(adds)))
+            actions.append(
+                self._exists(ref.key, _gone_or_changed(ref, self.model), adds=dict(adds))
+            )
         await self._commit(actions)
 
     async def update_edge(
