@@ -114,7 +114,10 @@ def positions(listing: Listing, cursor: str | None) -> list[list[str] | None]:
             f"invalid cursor {cursor[:60]!r}: pass an endCursor or edge cursor returned by the API"
         ) from None
     for branch, position in zip(listing.branches, value, strict=True):
-        if position is not None and position[0 if size == 2 else 2] != branch.partition:
+        if position is None:
+            continue
+        partition, sort = (position[0], position[1]) if size == 2 else (position[2], position[3])
+        if partition != branch.partition or not sort.startswith(branch.prefix):
             raise BadUserInput("this cursor belongs to another connection")
     return value
 

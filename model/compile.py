@@ -716,6 +716,7 @@ class _Compiler:
             target if q.sort and q.sort.between else None,
             shards,
             connection,
+            bool(q.sort and q.sort.exclusive),
         )
 
     @staticmethod

@@ -254,6 +254,9 @@ class SortSpec(Spec):
     between: tuple[GraphQLName, GraphQLName] | None = Field(
         None, description="Two optional arguments bounding the first free placeholder."
     )
+    exclusive: bool = Field(
+        False, description="`between` leaves out its bounds' own values (after/before)."
+    )
 
 
 class QuerySpec(Spec):

@@ -127,11 +127,11 @@ class Template:
         return "".join(out)
 
     def bounds(
-        self, values: Mapping[str, Any], low: Any, high: Any
+        self, values: Mapping[str, Any], low: Any, high: Any, exclusive: bool = False
     ) -> tuple[str | None, str | None, str]:
-        """Inclusive bounds on the first placeholder without a value in ``values``, as sort-key
-        strings, and the prefix the given values fix. A missing bound is open (within the
-        prefix)."""
+        """Bounds on the first placeholder without a value in ``values``, as sort-key strings,
+        and the prefix the given values fix: inclusive, or leaving out keys whose placeholder is
+        exactly a bound (``exclusive``). A missing bound is open (within the prefix)."""
         prefix = self.prefix(values)
         target = next(
             (p for p in self.parts if isinstance(p, Placeholder) and values.get(p.name) is None),
@@ -139,6 +139,10 @@ class Template:
         )
         if target is None or (low is None and high is None):
             return None, None, prefix
+        if exclusive:  # past every key of value `low`, before every key of value `high`
+            lo = prefix + (target.render(low) + target.stop + HIGHEST if low is not None else "")
+            hi = prefix + (target.render(high) if high is not None else HIGHEST)
+            return lo, hi, prefix
         lo = prefix + (target.render(low) if low is not None else "")
         hi = prefix + (target.render(high) + target.stop if high is not None else "") + HIGHEST
         return lo, hi, prefix

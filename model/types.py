@@ -225,6 +225,7 @@ class Query:
     target: str | None  # the sort placeholder `between` bounds
     shards: int | None
     connection: str
+    exclusive: bool = False  # `between` leaves out its bounds' own values
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,18 @@ async def products(ctx: ModelContext, ref: Ref) -> list[dict[str, Any]]:
             if _grants(ctx, item, now):
                 entry = access.setdefault(product.key.pk, {"product": product, "via": []})
                 entry["via"].append(group)
-    return list(access.values())
+    scope = ctx.scope
+    if scope is None:
+        return list(access.values())
+    # what the principal may not read is left out: a product, or a group it comes through
+    refs = {r.key: r for entry in access.values() for r in (entry["product"], *entry["via"])}
+    verdicts = await asyncio.gather(*(scope.can_read(r) for r in refs.values()))
+    readable = {key for key, ok in zip(refs, verdicts, strict=True) if ok}
+    return [
+        {"product": entry["product"], "via": [g for g in entry["via"] if g.key in readable]}
+        for entry in access.values()
+        if entry["product"].key in readable
+    ]
 
 
 @_prefetch(_start_groups)

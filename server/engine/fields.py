@@ -308,7 +308,9 @@ class Resolvers:
             for p_values in partitions:
                 partition = _render(partial(query.partition.format, p_values))
                 for s_values in sorts:
-                    branches.append(_branch(partition, query.sort, s_values, low, high))
+                    branches.append(
+                        _branch(partition, query.sort, s_values, low, high, query.exclusive)
+                    )
             listing = Listing(index_name, tuple(branches), forward, unmarked=self.unmarked)
             return Conn(_page(listing, args), ref, node=result)
 
@@ -444,11 +446,16 @@ def _page(listing: Listing, args: dict[str, Any]) -> PageKey:
 
 
 def _branch(
-    partition: str, sort: Template | None, values: dict[str, Any], low: Any, high: Any
+    partition: str,
+    sort: Template | None,
+    values: dict[str, Any],
+    low: Any,
+    high: Any,
+    exclusive: bool = False,
 ) -> Branch:
     if sort is None:
         return Branch(partition)
-    lo, hi, prefix = _render(lambda: sort.bounds(values, low, high))
+    lo, hi, prefix = _render(lambda: sort.bounds(values, low, high, exclusive))
     if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
         return Branch(partition, prefix, prefix, prefix)
     if lo is None and hi is None:

@@ -54,6 +54,14 @@ def _datetime(value: Any) -> str:
     raise GraphQLError(f"DateTime cannot represent {value!r}: expected an ISO 8601 date-time")
 
 
+def _datetime_input(value: Any) -> str:
+    """An argument as Edgewise stores date-times (UTC, milliseconds, `Z`, as `createdAt` is
+    written), so it compares with stored values and the keys made of them."""
+    moment = dt.datetime.fromisoformat(_datetime(value))
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _literal(parse: Any) -> Any:
     def parse_literal(node: ValueNode, _variables: Any = None) -> Any:
         if not isinstance(node, StringValueNode):
@@ -73,8 +81,8 @@ DATE = GraphQLScalarType(
 DATETIME = GraphQLScalarType(
     "DateTime",
     serialize=_datetime,
-    parse_value=_datetime,
-    parse_literal=_literal(_datetime),
+    parse_value=_datetime_input,
+    parse_literal=_literal(_datetime_input),
     description="Date with time (isoformat)",
 )
 
