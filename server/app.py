@@ -21,7 +21,6 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput, EdgewiseError
 from graph.mutate import Writer
 from graph.table import RetryPolicy, Table
-from graph.writes import resume_deletions
 
 from . import metrics, playground
 from .auth import Authenticator, authenticator_from_env
@@ -89,10 +88,7 @@ async def _resume_deletions(table: Table, engine: Engine) -> None:
     """Finish deletions a previous process left part-way (see graph.writes.delete_node, and
     graph.deletes for a model with a ``deletions`` setting)."""
     try:
-        if engine.codec is None:
-            finished = await resume_deletions(table)
-        else:
-            finished = await resume_model_deletions(Writer(table, engine.codec))
+        finished = await resume_model_deletions(Writer(table, engine.codec))
         if finished:
             log.info("finished %d interrupted deletions", finished)
     except Exception:
@@ -168,7 +164,7 @@ def create_app(
             if app.state.capabilities is None:
                 app.state.capabilities = await check_capabilities(opened, app.state.settings)
             resuming = None
-            if engine.model is None or engine.model.deletions is not None:
+            if engine.model.deletions is not None:
                 resuming = asyncio.create_task(_resume_deletions(opened, engine))
             yield
             if resuming is not None:

@@ -326,7 +326,7 @@ async def _write_all(
 def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
     generate_demo = engine.name == DEMO and any((args.users, args.groups, args.products))
-    if engine.model is not None and not generate_demo:  # the generator writes the demo's items
+    if not generate_demo:  # the generator writes the demo's items
         if any((args.users, args.groups, args.products)):
             raise SystemExit(
                 f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "

@@ -1,13 +1,8 @@
 """The model-driven engine: a model file's schema, context and sample data, selected by name.
-
-``demo`` is still served by the hand-written strawberry schema of ``server.schema`` while the
-engine takes over its last parts (hooks, authorization rules, large deletes); every other model
-is built from its file. During the move, ``EDGEWISE_DEMO_ENGINE=1`` serves the demo from
-``models/demo/model.yaml`` so the demo's suite can run against the engine."""
+Every model is built from its file, the demo (``models/demo/model.yaml``) included."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -20,7 +15,7 @@ from starlette.requests import Request
 
 from graph.items import Codec
 from graph.mutate import Writer, build_items
-from graph.table import DEMO_LAYOUT, Item, Layout, Table
+from graph.table import Item, Layout, Table
 from model import SHIPPED, Model, load_model
 
 from ..auth import Principal
@@ -40,22 +35,22 @@ ContextFactory = Callable[[Request | None, Table, Principal], Any]
 @dataclass(frozen=True, eq=False)
 class Engine:
     """What serving one model takes: its table layout, default table name, schema, request
-    context and sample data. ``model`` is None for the hand-written demo."""
+    context and sample data."""
 
     name: str
-    model: Model | None
+    model: Model
 
     @cached_property
-    def codec(self) -> Codec | None:
-        return Codec(self.model) if self.model is not None else None
+    def codec(self) -> Codec:
+        return Codec(self.model)
 
     @property
     def layout(self) -> Layout:
-        return self.codec.layout if self.codec is not None else DEMO_LAYOUT
+        return self.codec.layout
 
     @property
     def table_name(self) -> str:
-        return self.model.table if self.model is not None else "graph"
+        return self.model.table
 
     def schema(self, production: bool = False, read_only: bool = False) -> Any:
         """The schema to serve; ``read_only``: without its Mutation type. Built once per
@@ -64,27 +59,12 @@ class Engine:
 
     @cache  # noqa: B019 (engines live as long as the process)
     def _schema(self, production: bool, read_only: bool) -> Any:
-        if self.model is None:
-            from ..readonly import without_mutations
-            from ..schema import production_schema, schema
-
-            chosen = production_schema if production else schema
-            return without_mutations(chosen) if read_only else chosen
-        assert self.codec is not None
         built = build_schema(self.model, self.codec, read_only)
         if self.model.access is not None:
             built = guard(built, self.model.access)
         return ModelSchema(built, production)
 
     def context_factory(self) -> ContextFactory:
-        if self.codec is None:
-            from ..context import Context
-
-            return lambda request, table, principal: Context.for_request(
-                request,  # type: ignore[arg-type]
-                table,
-                principal,
-            )
         codec, rules = self.codec, self.rules
         return lambda request, table, principal: ModelContext.for_request(
             request, table, codec, principal, rules
@@ -93,18 +73,12 @@ class Engine:
     @cached_property
     def rules(self) -> Rules | None:
         """The model's access rules, if its file has an ``access`` section."""
-        if self.model is None or self.model.access is None:
+        if self.model.access is None:
             return None
-        assert self.codec is not None
         return Rules(self.model, self.codec, self.model.access)
 
     def sample_items(self, table: Table) -> list[Item]:
         """The model's sample data as items."""
-        if self.model is None:
-            from graph.seed import demo_items
-
-            return demo_items()
-        assert self.codec is not None
         if self.name in SHIPPED:
             text = resources.files("models") / self.name.replace("-", "_") / "sample.yaml"
             sample = yaml.safe_load(text.read_text())
@@ -120,8 +94,6 @@ class Engine:
 def engine_for(name: str) -> Engine:
     """The engine of a shipped model's name or a model file's path; raises
     :class:`model.ModelError` for an invalid model."""
-    if name == DEMO and not os.environ.get("EDGEWISE_DEMO_ENGINE"):
-        return Engine(DEMO, None)
     engine = _shipped(name) if name in SHIPPED else Engine(name, load_model(name))
     engine.schema()  # what only the built schema can check
     return engine
