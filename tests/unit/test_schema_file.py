@@ -4,7 +4,9 @@ from pathlib import Path
 
 from graphql import GraphQLInterfaceType, GraphQLNamedType, GraphQLObjectType
 
-from server.schema import schema
+from server.engine import engine_for
+
+schema = engine_for("demo").schema()  # the served schema, built from models/demo/model.yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
