@@ -54,7 +54,7 @@ class Engine:
 
     def schema(self, production: bool = False, read_only: bool = False) -> Any:
         """The schema to serve; ``read_only``: without its Mutation type. Built once per
-        engine and variant: apps share it, as they share the hand-written schema."""
+        engine and variant, shared by every app of the process."""
         return self._schema(production, read_only)
 
     @cache  # noqa: B019 (engines live as long as the process)
