@@ -82,11 +82,10 @@ def hops_of(model: Model, node: str) -> dict[str, Hop]:
 def end_arguments(edge: EdgeType) -> tuple[str, str]:
     """The id arguments of an edge's add/remove mutations: ``<source>Id`` and ``<target>Id``;
     ``from<Type>Id``/``to<Type>Id`` when both ends are of one type."""
-    if edge.source == edge.target:
-        return f"from{edge.source}Id", f"to{edge.target}Id"
-    return f"{edge.source[:1].lower()}{edge.source[1:]}Id", (
-        f"{edge.target[:1].lower()}{edge.target[1:]}Id"
-    )
+    source, target = edge.source, edge.target
+    if source == target:
+        return f"from{source[:1].upper()}{source[1:]}Id", f"to{target[:1].upper()}{target[1:]}Id"
+    return f"{source[:1].lower()}{source[1:]}Id", f"{target[:1].lower()}{target[1:]}Id"
 
 
 def _id_arguments(model: Model) -> dict[str, dict[str, str]]:

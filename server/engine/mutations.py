@@ -26,7 +26,8 @@ from graph.items import Ref
 from graph.mutate import Writer, now_iso
 from graph.reads import cursor_of
 from model import EdgeType, Field, ModelError, NodeType, TypeRef
-from model.compile import did_you_mean, lower_first, upper_first
+from model.access import end_arguments
+from model.compile import did_you_mean
 from model.types import Mutation
 
 from .context import Info, ModelContext
@@ -36,13 +37,13 @@ from .scalars import from_graphql
 if TYPE_CHECKING:
     from .schema import _Builder
 
-__all__ = ["mutation_type"]
+__all__ = ["key_type", "mutation_type"]
 
 ID_HELP = "A bare id or a global id of this type."
 NEW_ID = "The id to use; generated (a time-sortable ULID) when left out."
 
 
-def _key_type(node: NodeType, placeholder: str) -> TypeRef:
+def key_type(node: NodeType, placeholder: str) -> TypeRef:
     if placeholder == "id":
         return TypeRef("ID", True)
     return TypeRef(node.fields[placeholder].type.name, True)
@@ -96,12 +97,12 @@ class _Mutations:
         create_fields: dict[str, GraphQLInputField] = {}
         if "id" in node.key_fields:
             create_fields["id"] = GraphQLInputField(GraphQLID, description=NEW_ID)
-        create_fields |= {k: GraphQLInputField(b.input(_key_type(node, k))) for k in keys}
+        create_fields |= {k: GraphQLInputField(b.input(key_type(node, k))) for k in keys}
         create_fields |= {n: GraphQLInputField(b.input(t)) for n, t in _value_fields(node)}
         create_input = GraphQLInputObjectType(
             f"Create{node.name}Input", create_fields, description=f"A new {node.name}."
         )
-        update_fields = {k: GraphQLInputField(b.input(_key_type(node, k))) for k in node.key_fields}
+        update_fields = {k: GraphQLInputField(b.input(key_type(node, k))) for k in node.key_fields}
         if "id" in update_fields:
             update_fields["id"] = GraphQLInputField(GraphQLNonNull(GraphQLID), description=ID_HELP)
         update_fields |= {
@@ -131,7 +132,7 @@ class _Mutations:
         )
         delete_args = {
             k: GraphQLArgument(
-                b.input(_key_type(node, k)), description=ID_HELP if k == "id" else None
+                b.input(key_type(node, k)), description=ID_HELP if k == "id" else None
             )
             for k in node.key_fields
         }
@@ -145,7 +146,7 @@ class _Mutations:
     def edge(self, edge: EdgeType) -> None:
         b = self.b
         source, target = self.model.types[edge.source], self.model.types[edge.target]
-        ends = _end_arguments(edge)
+        ends = end_arguments(edge)
         args = {
             ends[0]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
             ends[1]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
@@ -225,7 +226,7 @@ class _Mutations:
         target: NodeType,
         args: dict[str, Any],
     ) -> tuple[Ref, Ref]:
-        first, second = _end_arguments(edge)
+        first, second = end_arguments(edge)
         return _find(ctx, source, {"id": args[first]}), _find(ctx, target, {"id": args[second]})
 
     async def add(
@@ -249,14 +250,6 @@ class _Mutations:
         ctx.require_admin(f"remove a {edge.label} edge")
         start, end = self._ends(ctx, edge, source, target, args)
         return await _writer(ctx).remove_edge(edge, start, end)
-
-
-def _end_arguments(edge: EdgeType) -> tuple[str, str]:
-    """``<source>Id`` and ``<target>Id``; ``from<Type>Id``/``to<Type>Id`` when both ends are of
-    one type."""
-    if edge.source == edge.target:
-        return f"from{upper_first(edge.source)}Id", f"to{upper_first(edge.target)}Id"
-    return f"{lower_first(edge.source)}Id", f"{lower_first(edge.target)}Id"
 
 
 def _hook_mutation(builder: _Builder, mutation: Mutation) -> GraphQLField:

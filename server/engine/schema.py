@@ -33,7 +33,7 @@ from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
 
 from .fields import Plan, Resolvers, exposed, load_hook, lookup, lookup_args
-from .mutations import mutation_type
+from .mutations import key_type, mutation_type
 from .scalars import BUILT_IN
 
 __all__ = ["build_schema"]
@@ -374,7 +374,7 @@ class _Builder:
             if node.single:
                 args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
             else:
-                args = self.args([(k, _key_type(node, k)) for k in node.key_fields], paged=False)
+                args = self.args([(k, key_type(node, k)) for k in node.key_fields], paged=False)
             fields[node.names["lookup"]] = GraphQLField(
                 self.objects[node.name],
                 args,
@@ -449,12 +449,6 @@ def _coordinate(schema: GraphQLSchema, coordinate: str) -> Any:
 
 def _is_type_of(name: str, value: Any, _info: Any) -> bool:
     return isinstance(value, Ref) and value.type.name == name
-
-
-def _key_type(node: NodeType, placeholder: str) -> TypeRef:
-    if placeholder == "id":
-        return TypeRef("ID", True)
-    return TypeRef(node.fields[placeholder].type.name, True)
 
 
 def build_schema(model: Model, codec: Codec, read_only: bool = False) -> GraphQLSchema:
