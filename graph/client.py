@@ -12,19 +12,38 @@ from typing import Any
 
 import aioboto3
 from botocore.config import Config
+from botocore.credentials import Credentials
 from botocore.exceptions import ChecksumError
 
-from .errors import error_code, translate
+from .errors import BadUserInput, error_code, translate
 from .table import DEMO_LAYOUT, Layout
+from .wire import open_lean_client
 
 __all__ = [
+    "CLIENTS",
+    "DEFAULT_CLIENT",
     "Endpoint",
     "client_config",
     "cloudformation_table",
     "create_table",
+    "env_client",
     "open_client",
     "table_definition",
 ]
+
+
+# The data plane: graph.wire's lean client, or aioboto3's for every call.
+CLIENTS = ("lean", "botocore")
+DEFAULT_CLIENT = "lean"
+
+
+def env_client() -> str:
+    """The data-plane client named by ``EDGEWISE_CLIENT`` (unset: :data:`DEFAULT_CLIENT`)."""
+    value = os.environ.get("EDGEWISE_CLIENT", "")
+    choice = value.strip().lower() or DEFAULT_CLIENT
+    if choice not in CLIENTS:
+        raise BadUserInput(f"EDGEWISE_CLIENT={value!r}: use {' or '.join(CLIENTS)}")
+    return choice
 
 
 @dataclass(frozen=True)
@@ -76,10 +95,19 @@ async def _check_crc32(response: Any = None, **_: Any) -> None:
 
 
 @asynccontextmanager
-async def open_client(endpoint: Endpoint, config: Config | None = None) -> AsyncIterator[Any]:
-    """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some."""
+async def open_client(
+    endpoint: Endpoint, config: Config | None = None, *, lean: bool | None = None
+) -> AsyncIterator[Any]:
+    """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some.
+
+    ``lean`` (None: as :func:`env_client` says): the data-plane calls go through
+    :class:`graph.wire.LeanClient` (same endpoint, credentials, timeouts and pool size), the
+    rest through the aioboto3 client it wraps."""
+    if lean is None:
+        lean = env_client() == "lean"
     session = aioboto3.Session()
-    kwargs: dict[str, Any] = {"config": config or client_config()}
+    config = config or client_config()
+    kwargs: dict[str, Any] = {"config": config}
     if endpoint.url is not None:
         kwargs["endpoint_url"] = endpoint.url
         kwargs["region_name"] = endpoint.region
@@ -92,7 +120,21 @@ async def open_client(endpoint: Endpoint, config: Config | None = None) -> Async
     async with session.client("dynamodb", **kwargs) as client:
         # aiobotocore awaits a coroutine handler, whatever the stubs say
         client.meta.events.register("needs-retry.dynamodb", _check_crc32)  # type: ignore[arg-type]
-        yield client
+        if not lean:
+            yield client
+            return
+        if "aws_access_key_id" in kwargs:
+            credentials: Any = Credentials("edgewise", "edgewise")
+        else:  # the session's chain, the very object the aioboto3 client signs with
+            credentials = await session.get_credentials()  # type: ignore[misc]
+        async with open_lean_client(
+            client,
+            credentials,
+            connect_timeout=float(getattr(config, "connect_timeout", 2.0)),
+            read_timeout=float(getattr(config, "read_timeout", 5.0)),
+            pool=int(getattr(config, "max_pool_connections", 128)),
+        ) as lean_client:
+            yield lean_client
 
 
 def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:

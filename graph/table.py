@@ -12,9 +12,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
+from .dynamo_json import decode_item
 from .errors import (
     EdgewiseError,
     Unavailable,
@@ -44,7 +45,6 @@ Item = dict[str, Any]
 Failure = Callable[[Item | None], EdgewiseError]
 
 _serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 WRITE_OPERATIONS = frozenset(
     {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
@@ -81,7 +81,8 @@ def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def from_dynamo(raw: Mapping[str, Any]) -> Item:
-    return {k: _deserializer.deserialize(v) for k, v in raw.items()}
+    """TypeDeserializer's values, from botocore's answers or the lean client's raw JSON."""
+    return decode_item(raw)
 
 
 def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:

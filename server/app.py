@@ -65,7 +65,8 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         else:
             endpoint = Endpoint.parse(settings.dynamodb)
         config = client_config(settings.connect_timeout, settings.read_timeout)
-        client = await stack.enter_async_context(open_client(endpoint, config))
+        lean = settings.client == "lean"
+        client = await stack.enter_async_context(open_client(endpoint, config, lean=lean))
         name = settings.table or engine.table_name
         policy = RetryPolicy(deadline=settings.deadline)
         table = Table(client, name, policy, layout=engine.layout)

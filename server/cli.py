@@ -34,7 +34,7 @@ from .cors import parse_origins
 from .engine import DEMO, Engine, engine_for
 from .logs import FORMATS, configure
 from .persisted import DEFAULT_CACHE_BYTES
-from .settings import Settings, env_flag
+from .settings import DEFAULT_CLIENT, Settings, client_choice, env_flag
 from .summary import summary
 from .version import version
 
@@ -193,6 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=float(os.environ.get("EDGEWISE_READ_TIMEOUT", 5)),
         help="seconds to wait for one DynamoDB response (default 5)",
+    )
+    serve.add_argument(
+        "--client",
+        default=os.environ.get("EDGEWISE_CLIENT", DEFAULT_CLIENT),
+        metavar="{lean,botocore}",
+        help="the DynamoDB data plane: lean (aiohttp, botocore's signer, orjson; the default) or "
+        "botocore (aioboto3 for every call, as before); the control plane is always aioboto3 "
+        "(env EDGEWISE_CLIENT)",
     )
     serve.add_argument(
         "--metrics",
@@ -406,7 +414,8 @@ async def _probe(settings: Settings) -> Capabilities:
 
     config = client_config(settings.connect_timeout, settings.read_timeout)
     assert settings.table is not None  # set from the model by _engine
-    async with open_client(Endpoint.parse(settings.dynamodb), config) as client:
+    lean = settings.client == "lean"
+    async with open_client(Endpoint.parse(settings.dynamodb), config, lean=lean) as client:
         table = Table(client, settings.table, RetryPolicy(deadline=settings.deadline))
         return await check_capabilities(table, settings)
 
@@ -448,6 +457,7 @@ def _serve(args: argparse.Namespace) -> None:
             os.environ.get("EDGEWISE_PERSISTED_QUERIES_CACHE_BYTES", DEFAULT_CACHE_BYTES)
         ),
         read_only=args.read_only,
+        client=client_choice(args.client, "--client"),
     )
     capabilities = None
     try:

@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from .app import create_app
 from .cors import parse_origins
 from .logs import configure
-from .settings import Settings, env_flag
+from .settings import DEFAULT_CLIENT, Settings, client_choice, env_flag
 
 __all__ = ["Container", "handler", "settings_from_env"]
 
@@ -51,6 +51,7 @@ def settings_from_env() -> Settings:
         not in ("0", "false", "no", "off"),
         persisted_queries_only=Path(only) if only else None,
         metrics=env_flag("EDGEWISE_METRICS") if metrics else None,
+        client=client_choice(env.get("EDGEWISE_CLIENT", DEFAULT_CLIENT)),
     )
 
 

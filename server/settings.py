@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from graph.client import CLIENTS, DEFAULT_CLIENT, env_client
 
 from .persisted import DEFAULT_CACHE_BYTES
 
-__all__ = ["Settings", "env_flag"]
+__all__ = ["CLIENTS", "DEFAULT_CLIENT", "Settings", "client_choice", "env_flag"]
 
 TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -20,6 +22,14 @@ def env_flag(name: str) -> bool:
     if value not in TRUE | FALSE:
         raise SystemExit(f"{name}={os.environ[name]!r}: use 1 or 0 (true/false, yes/no, on/off)")
     return value in TRUE
+
+
+def client_choice(value: str, source: str = "EDGEWISE_CLIENT") -> str:
+    """``value`` (from ``source``) if it names a data-plane client, else a SystemExit saying so."""
+    choice = value.strip().lower() or DEFAULT_CLIENT
+    if choice not in CLIENTS:
+        raise SystemExit(f"{source}={value!r}: use {' or '.join(CLIENTS)}")
+    return choice
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,8 @@ class Settings:
     persisted_queries_cache_bytes: int = DEFAULT_CACHE_BYTES
     read_only: bool = False  # no mutations in the schema; no TransactWriteItems needed
     metrics: bool | None = None  # serve /metrics; None: yes, unless production
+    # the data plane: "lean" (graph.wire) or "botocore" (aioboto3); default: env EDGEWISE_CLIENT
+    client: str = field(default_factory=env_client)
 
     @property
     def metrics_enabled(self) -> bool:

@@ -1,0 +1,277 @@
+"""The lean DynamoDB data plane: the hot calls POSTed straight over one aiohttp pool.
+
+:class:`LeanClient` has the coroutine methods :class:`graph.table.Table` calls (``get_item``,
+``batch_get_item``, ``query``, ``scan``, ``put_item``, ``update_item``, ``delete_item``,
+``transact_write_items``, ``batch_write_item``) and hands every other attribute (``meta``,
+``exceptions``, ``describe_table``, ``create_table``, waiters) to the aioboto3 client it wraps,
+which stays the control plane. What it keeps of botocore, so that the table's retry policy,
+deadline, translation and trace see exactly what they see from aioboto3:
+
+- requests signed by botocore's own ``SigV4Auth`` with the aioboto3 session's credentials
+  (refreshable ones refreshed before they expire); only the derived signing key is cached, per
+  (secret key, day, region);
+- the answer's ``x-amz-crc32`` verified, a mismatch raising botocore's ``ChecksumError``;
+- an error answer raised as botocore's modeled ``ClientError`` subclass, with the same
+  ``Error``/``ResponseMetadata`` and the body's modeled fields (``Item``,
+  ``CancellationReasons``) at the top level;
+- connection failures and timeouts raised as the botocore exceptions aiobotocore raises for them.
+
+What it drops: parameter validation (DynamoDB validates, answering ``ValidationException``),
+botocore's event hooks, response parsing into botocore's shapes (the answer is DynamoDB JSON as
+sent: ``N`` as text, ``B`` as base64 text, which :mod:`graph.dynamo_json` decodes), and the
+per-call user-agent and endpoint-rule work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import http.client
+import inspect
+import socket
+import time
+import zlib
+from base64 import b64encode
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from hashlib import sha256
+from typing import Any
+
+import aiohttp
+import orjson
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import ReadOnlyCredentials
+from botocore.exceptions import (
+    ChecksumError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    HTTPClientError,
+    NoCredentialsError,
+    ReadTimeoutError,
+)
+
+__all__ = ["CachingSigV4Auth", "LeanClient", "open_lean_client"]
+
+AMZ_JSON = "application/x-amz-json-1.0"
+TARGET = "DynamoDB_20120810."
+SIGV4_TIMESTAMP = "%Y%m%dT%H%M%SZ"
+KEEPALIVE_TIMEOUT = 12  # seconds, as aiobotocore's pool
+
+
+class CachingSigV4Auth(SigV4Auth):
+    """botocore's SigV4 signer for DynamoDB, less the four HMACs that derive the signing key on
+    every call: the key is kept in ``keys`` per (secret key, day, region). Everything else that
+    goes into the signature (canonical request, string to sign, headers) is botocore's."""
+
+    def __init__(
+        self,
+        credentials: ReadOnlyCredentials,
+        region: str,
+        keys: dict[tuple[str, str, str], bytes],
+    ) -> None:
+        super().__init__(credentials, "dynamodb", region)
+        self._region = region
+        self._keys = keys
+
+    def signature(self, string_to_sign: str, request: AWSRequest) -> str:
+        secret = str(self.credentials.secret_key)
+        day = request.context["timestamp"][0:8]
+        cache_key = (secret, day, self._region)
+        key = self._keys.get(cache_key)
+        if key is None:
+            key = f"AWS4{secret}".encode()
+            for part in (day, self._region, "dynamodb", "aws4_request"):
+                key = hmac.new(key, part.encode(), sha256).digest()
+            if len(self._keys) >= 8:  # rotated keys or past days: keep the cache small
+                self._keys.clear()
+            self._keys[cache_key] = key
+        return hmac.new(key, string_to_sign.encode(), sha256).hexdigest()
+
+    def sign(self, request: AWSRequest, timestamp: str) -> None:
+        """botocore's ``add_auth`` at ``timestamp`` (``%Y%m%dT%H%M%SZ``), without its logging."""
+        request.context["timestamp"] = timestamp
+        self._modify_request_before_signing(request)  # type: ignore[attr-defined]
+        canonical_request = self.canonical_request(request)
+        string_to_sign = self.string_to_sign(request, canonical_request)
+        signature = self.signature(string_to_sign, request)
+        self._inject_signature_to_request(request, signature)  # type: ignore[attr-defined]
+
+
+def _blob(value: Any) -> str:
+    """orjson's fallback: binary attribute values go as base64 text, as botocore sends them."""
+    if isinstance(value, bytes | bytearray):
+        return b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} cannot be sent to DynamoDB")
+
+
+class LeanClient:
+    """The DynamoDB data plane over one shared ``aiohttp.ClientSession``; see the module."""
+
+    def __init__(
+        self,
+        control: Any,
+        session: aiohttp.ClientSession,
+        credentials: Any,
+        url: str | None = None,
+        region: str | None = None,
+    ) -> None:
+        self.control = control  # the aioboto3 client: control plane and fallback
+        self.url = url or str(control.meta.endpoint_url)
+        self.region = region or str(control.meta.region_name)
+        self._session = session
+        self._credentials = credentials
+        self._keys: dict[tuple[str, str, str], bytes] = {}
+        self._stamp = (0, "")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.control, name)
+
+    async def get_item(self, **params: Any) -> dict[str, Any]:
+        return await self.send("GetItem", params)
+
+    async def batch_get_item(self, **params: Any) -> dict[str, Any]:
+        return await self.send("BatchGetItem", params)
+
+    async def query(self, **params: Any) -> dict[str, Any]:
+        return await self.send("Query", params)
+
+    async def scan(self, **params: Any) -> dict[str, Any]:
+        return await self.send("Scan", params)
+
+    async def put_item(self, **params: Any) -> dict[str, Any]:
+        return await self.send("PutItem", params)
+
+    async def update_item(self, **params: Any) -> dict[str, Any]:
+        return await self.send("UpdateItem", params)
+
+    async def delete_item(self, **params: Any) -> dict[str, Any]:
+        return await self.send("DeleteItem", params)
+
+    async def transact_write_items(self, **params: Any) -> dict[str, Any]:
+        return await self.send("TransactWriteItems", params)
+
+    async def batch_write_item(self, **params: Any) -> dict[str, Any]:
+        return await self.send("BatchWriteItem", params)
+
+    async def _frozen(self) -> ReadOnlyCredentials:
+        if self._credentials is None:
+            raise NoCredentialsError()
+        frozen = self._credentials.get_frozen_credentials()  # refreshes when near expiry
+        if inspect.isawaitable(frozen):  # aiobotocore's credentials refresh asynchronously
+            frozen = await frozen
+        return frozen  # type: ignore[no-any-return]
+
+    def _timestamp(self) -> str:
+        now = int(time.time())
+        if self._stamp[0] != now:
+            self._stamp = (now, time.strftime(SIGV4_TIMESTAMP, time.gmtime(now)))
+        return self._stamp[1]
+
+    def sign(self, operation: str, body: bytes, credentials: ReadOnlyCredentials) -> AWSRequest:
+        """The signed request of one call (its headers are what is sent)."""
+        headers = {"Content-Type": AMZ_JSON, "X-Amz-Target": TARGET + operation}
+        request = AWSRequest("POST", self.url, headers, body)
+        CachingSigV4Auth(credentials, self.region, self._keys).sign(request, self._timestamp())
+        return request
+
+    async def send(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """One call: the parsed answer (DynamoDB JSON, with botocore's ``ResponseMetadata``), or
+        the exception aioboto3 would raise for it."""
+        body = orjson.dumps(params, default=_blob)
+        request = self.sign(operation, body, await self._frozen())
+        headers = dict(request.headers.items())
+        headers["Accept-Encoding"] = "identity"
+        try:
+            async with self._session.post(self.url, data=body, headers=headers) as response:
+                raw = await response.read()
+                status = response.status
+                answer_headers = {k.lower(): v for k, v in response.headers.items()}
+        except (
+            aiohttp.ServerDisconnectedError,
+            aiohttp.ClientPayloadError,
+            aiohttp.http_exceptions.BadStatusLine,
+        ) as exc:
+            raise ConnectionClosedError(error=exc, request=request, endpoint_url=self.url) from exc
+        except aiohttp.ServerTimeoutError as exc:
+            if str(exc).lower().startswith("connect"):
+                raise ConnectTimeoutError(endpoint_url=self.url, error=exc) from exc
+            raise ReadTimeoutError(endpoint_url=self.url, error=exc) from exc
+        except (
+            aiohttp.ClientConnectorError,
+            aiohttp.ClientConnectionError,
+            socket.gaierror,
+        ) as exc:
+            raise EndpointConnectionError(endpoint_url=self.url, error=exc) from exc
+        except TimeoutError as exc:
+            raise ReadTimeoutError(endpoint_url=self.url, error=exc) from exc
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise HTTPClientError(error=exc) from exc
+        expected = answer_headers.get("x-amz-crc32")
+        if expected is not None:
+            actual = zlib.crc32(raw) & 0xFFFFFFFF
+            if actual != int(expected):
+                raise ChecksumError(
+                    checksum_type="crc32", expected_checksum=expected, actual_checksum=str(actual)
+                )
+        metadata = {
+            "RequestId": answer_headers.get("x-amzn-requestid", ""),
+            "HTTPStatusCode": status,
+            "HTTPHeaders": answer_headers,
+            "RetryAttempts": 0,
+        }
+        if status >= 300:
+            raise self._error(operation, status, raw, metadata)
+        parsed: dict[str, Any] = orjson.loads(raw) if raw else {}
+        parsed["ResponseMetadata"] = metadata
+        return parsed
+
+    def _error(
+        self, operation: str, status: int, raw: bytes, metadata: dict[str, Any]
+    ) -> ClientError:
+        """The ClientError botocore's JSON protocol parser makes of an error answer."""
+        body: dict[str, Any] = {}
+        stripped = raw.strip()
+        if status >= 500 and (not stripped or stripped.startswith(b"<html>")):
+            code, message = str(status), http.client.responses.get(status, "")
+        else:
+            try:
+                loaded = orjson.loads(raw) if raw else {}
+                body = loaded if isinstance(loaded, dict) else {}
+            except orjson.JSONDecodeError:
+                body = {"message": raw.decode("utf-8", "replace")}
+            message = body.get("message", body.get("Message", ""))
+            code = str(body.get("__type", str(status)))
+            code = code.split(":", 1)[0].rsplit("#", 1)[-1]
+        fields = {k: v for k, v in body.items() if k != "__type"}
+        error = {**fields, "Error": {"Message": message, "Code": code}}
+        error["ResponseMetadata"] = metadata
+        error_class = self.control.exceptions.from_code(code)
+        return error_class(error, operation)  # type: ignore[no-any-return]
+
+
+@asynccontextmanager
+async def open_lean_client(
+    control: Any,
+    credentials: Any,
+    *,
+    connect_timeout: float = 2.0,
+    read_timeout: float = 5.0,
+    pool: int = 128,
+) -> AsyncIterator[LeanClient]:
+    """A :class:`LeanClient` over ``control`` (an open aioboto3 DynamoDB client, whose resolved
+    endpoint and region it uses) with a pool and timeouts like
+    :func:`graph.client.client_config`'s. ``credentials`` are botocore's (None: none found)."""
+    connector = aiohttp.TCPConnector(limit=pool, keepalive_timeout=KEEPALIVE_TIMEOUT)
+    timeout = aiohttp.ClientTimeout(sock_connect=connect_timeout, sock_read=read_timeout)
+    async with aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        skip_auto_headers={"Content-Type"},
+        auto_decompress=False,
+    ) as session:
+        yield LeanClient(control, session, credentials)
