@@ -44,6 +44,9 @@ test: $(STAMP) playground audit dynalite browser
 	$(BIN)/ruff format --check graph server model models tests bench tools
 	$(BIN)/mypy
 	$(BIN)/pytest
+	# The data-plane suites again on the botocore client (the run above uses the lean default).
+	EDGEWISE_CLIENT=botocore $(BIN)/pytest -q tests/integration/test_faults.py \
+		tests/models/test_model_writes.py tests/models/test_demo_model.py tests/http/test_read_path.py
 
 # Benchmarks (not part of `make test`): tables on stdout, bench/results/RESULTS.md and plots.
 $(BENCH_STAMP): pyproject.toml | $(STAMP)

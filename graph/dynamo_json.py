@@ -25,21 +25,34 @@ def _binary(value: bytes | str) -> Binary:
 
 
 def decode_value(value: Mapping[str, Any]) -> Any:
-    """One attribute value (``{"S": "x"}``, ``{"N": "1"}``, ...)."""
-    if len(value) == 1:
-        for tag, inner in value.items():
-            if tag == "S":
-                return inner
-            decoder = _DECODERS.get(tag)
-            if decoder is not None:
-                return decoder(inner)
-            raise TypeError(f"DynamoDB type {tag} is not supported")
+    """One attribute value (``{"S": "x"}``, ``{"N": "1"}``, ...); its first key decides, as in
+    TypeDeserializer."""
+    for tag, inner in value.items():
+        if tag == "S":
+            return inner
+        decoder = _DECODERS.get(tag)
+        if decoder is None:
+            raise TypeError(f"Dynamodb type {tag} is not supported")
+        return decoder(inner)
     raise TypeError("Value must be a nonempty dictionary whose key is a valid dynamodb type.")
 
 
 def decode_item(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """An item (attribute name to attribute value)."""
-    return {name: decode_value(value) for name, value in raw.items()}
+    """An item (attribute name to attribute value); :func:`decode_value` inlined for the common
+    top-level ``S`` and ``N``."""
+    item: dict[str, Any] = {}
+    for name, value in raw.items():
+        for tag, inner in value.items():
+            if tag == "S":
+                item[name] = inner
+            elif tag == "N":
+                item[name] = _number(inner)
+            else:
+                item[name] = decode_value(value)
+            break
+        else:
+            decode_value(value)  # raises: an empty value
+    return item
 
 
 _DECODERS: dict[str, Callable[[Any], Any]] = {

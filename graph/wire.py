@@ -1,11 +1,15 @@
 """The lean DynamoDB data plane: the hot calls POSTed straight over one aiohttp pool.
 
-:class:`LeanClient` has the coroutine methods :class:`graph.table.Table` calls (``get_item``,
-``batch_get_item``, ``query``, ``scan``, ``put_item``, ``update_item``, ``delete_item``,
+:class:`LeanClient` has the coroutine methods :class:`graph.table.Table` calls on the hot path
+(``get_item``, ``batch_get_item``, ``query``, ``put_item``, ``update_item``, ``delete_item``,
 ``transact_write_items``, ``batch_write_item``) and hands every other attribute (``meta``,
-``exceptions``, ``describe_table``, ``create_table``, waiters) to the aioboto3 client it wraps,
-which stays the control plane. What it keeps of botocore, so that the table's retry policy,
-deadline, translation and trace see exactly what they see from aioboto3:
+``exceptions``, ``describe_table``, ``create_table``, waiters, and ``scan``, whose raw items
+``dump``, ``sample`` and ``infer`` read as botocore shapes them) to the aioboto3 client it wraps,
+which stays the control plane. Every answer of the hot calls reaches the engine through
+:func:`graph.table.from_dynamo`, which reads both shapes.
+
+What it keeps of botocore, so that the table's retry policy, deadline, translation and trace
+see exactly what they see from aioboto3:
 
 - requests signed by botocore's own ``SigV4Auth`` with the aioboto3 session's credentials
   (refreshable ones refreshed before they expire); only the derived signing key is cached, per
@@ -90,10 +94,18 @@ class CachingSigV4Auth(SigV4Auth):
             self._keys[cache_key] = key
         return hmac.new(key, string_to_sign.encode(), sha256).hexdigest()
 
+    def headers_to_sign(self, request: AWSRequest) -> Any:
+        """botocore's, computed once per signing (botocore computes it twice)."""
+        cached = request.context.get("edgewise_headers_to_sign")
+        if cached is None:
+            cached = request.context["edgewise_headers_to_sign"] = super().headers_to_sign(request)
+        return cached
+
     def sign(self, request: AWSRequest, timestamp: str) -> None:
         """botocore's ``add_auth`` at ``timestamp`` (``%Y%m%dT%H%M%SZ``), without its logging."""
         request.context["timestamp"] = timestamp
         self._modify_request_before_signing(request)  # type: ignore[attr-defined]
+        request.context.pop("edgewise_headers_to_sign", None)
         canonical_request = self.canonical_request(request)
         string_to_sign = self.string_to_sign(request, canonical_request)
         signature = self.signature(string_to_sign, request)
@@ -138,9 +150,6 @@ class LeanClient:
     async def query(self, **params: Any) -> dict[str, Any]:
         return await self.send("Query", params)
 
-    async def scan(self, **params: Any) -> dict[str, Any]:
-        return await self.send("Scan", params)
-
     async def put_item(self, **params: Any) -> dict[str, Any]:
         return await self.send("PutItem", params)
 
@@ -156,7 +165,8 @@ class LeanClient:
     async def batch_write_item(self, **params: Any) -> dict[str, Any]:
         return await self.send("BatchWriteItem", params)
 
-    async def _frozen(self) -> ReadOnlyCredentials:
+    async def credentials(self) -> ReadOnlyCredentials:
+        """The credentials to sign with now (refreshed first when they are about to expire)."""
         if self._credentials is None:
             raise NoCredentialsError()
         frozen = self._credentials.get_frozen_credentials()  # refreshes when near expiry
@@ -181,7 +191,7 @@ class LeanClient:
         """One call: the parsed answer (DynamoDB JSON, with botocore's ``ResponseMetadata``), or
         the exception aioboto3 would raise for it."""
         body = orjson.dumps(params, default=_blob)
-        request = self.sign(operation, body, await self._frozen())
+        request = self.sign(operation, body, await self.credentials())
         headers = dict(request.headers.items())
         headers["Accept-Encoding"] = "identity"
         try:

@@ -13,7 +13,11 @@ Point a client at it with ``open_client(Endpoint(proxy.url))``. It speaks just e
   after it (``drop_after``: applied, the answer lost);
 - hangs: never answered (until the proxy stops);
 - a corrupted answer (``bad_crc32``, only by ``inject``): an ``x-amz-crc32`` that does not match
-  the body.
+  the body;
+- a truncated answer (``truncated``, only by ``inject``): moto's answer cut in half, its
+  ``Content-Length`` still the whole body's, and the connection closed;
+- expired credentials (``expired_token``, only by ``inject``): HTTP 400 ``ExpiredTokenException``,
+  as DynamoDB answers a request signed with a session token past its expiry.
 
 Faults apply only to ``Faults.operations`` (every operation when ``None``), so a test can fault
 reads and let setup writes through. Each call's fault is drawn from ``random.Random`` seeded with
@@ -57,7 +61,17 @@ AMZ_JSON = "application/x-amz-json-1.0"
 # hop-by-hop or recomputed headers, not copied across the proxy
 HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
 READS = frozenset({"BatchGetItem", "GetItem", "Query", "Scan"})
-KINDS = ("throttle", "server_error", "partial", "drop", "drop_after", "hang", "bad_crc32")
+KINDS = (
+    "throttle",
+    "server_error",
+    "partial",
+    "drop",
+    "drop_after",
+    "hang",
+    "bad_crc32",
+    "truncated",
+    "expired_token",
+)
 THROTTLES = (
     (
         "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
@@ -66,6 +80,10 @@ THROTTLES = (
     ("com.amazon.coral.availability#ThrottlingException", "Rate of requests exceeds the limit."),
 )
 SERVER_ERROR = ("com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error")
+EXPIRED = (
+    "com.amazon.coral.service#ExpiredTokenException",
+    "The security token included in the request is expired",
+)
 MAX_HEAD = 64 * 1024
 # what differs between two runs of the same test: transaction tokens and timestamps
 VOLATILE = re.compile(
@@ -109,6 +127,7 @@ class _Response:
     status: int
     headers: list[tuple[str, str]]
     body: bytes
+    truncated: bool = False  # send only the first half of the body, then close
 
 
 def _amz_error(status: int, kind: str, message: str) -> _Response:
@@ -232,7 +251,12 @@ class FaultProxy:
                 response = await self._answer(request)
                 if response is None:  # dropped or hung: close with no answer
                     return
-                writer.write(_encode(response))
+                encoded = _encode(response)
+                if response.truncated:
+                    writer.write(encoded[: len(encoded) - len(response.body) // 2])
+                    await writer.drain()
+                    return
+                writer.write(encoded)
                 await writer.drain()
                 if request.header("connection").lower() == "close":
                     return
@@ -290,6 +314,8 @@ class FaultProxy:
             return _amz_error(400, *rng.choice(THROTTLES))
         if kind == "server_error":
             return _amz_error(500, *SERVER_ERROR)
+        if kind == "expired_token":
+            return _amz_error(400, *EXPIRED)
         if kind == "drop":
             return None
         if kind == "hang":
@@ -304,6 +330,8 @@ class FaultProxy:
             wrong = str((zlib.crc32(response.body) + 1) & 0xFFFFFFFF)
             headers = [(k, v) for k, v in response.headers if k.lower() != "x-amz-crc32"]
             return _Response(response.status, [*headers, ("x-amz-crc32", wrong)], response.body)
+        if kind == "truncated":
+            return _Response(response.status, response.headers, response.body, truncated=True)
         return response
 
     async def _forward(self, request: _Request, body: bytes | None = None) -> _Response:

@@ -106,3 +106,26 @@ def test_parse_origins(values: list[str], origins: tuple[str, ...]) -> None:
 def test_parse_origins_refuses_what_is_not_an_origin(bad: str) -> None:
     with pytest.raises(BadUserInput, match="scheme://host"):
         parse_origins([bad])
+
+
+def test_client_flag_and_environment_choose_the_data_plane(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EDGEWISE_CLIENT", raising=False)
+    assert settings_of(served).client == "lean"
+    served.clear()
+    assert settings_of(served, "--client", "botocore").client == "botocore"
+    served.clear()
+    monkeypatch.setenv("EDGEWISE_CLIENT", "botocore")
+    assert settings_of(served).client == "botocore"
+    served.clear()
+    assert Settings().client == "botocore"
+    monkeypatch.setenv("EDGEWISE_CLIENT", "nope")
+    with pytest.raises(BadUserInput, match="EDGEWISE_CLIENT='nope': use lean or botocore"):
+        Settings()
+
+
+def test_an_unknown_client_stops_serve_with_what_to_fix(served: list[Any]) -> None:
+    with pytest.raises(SystemExit, match="--client='fast': use lean or botocore"):
+        cli.main(["serve", "--client", "fast"])
+    assert served == []

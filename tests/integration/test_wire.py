@@ -1,0 +1,209 @@
+"""The lean data plane (graph/wire.py) against aioboto3's: same signatures, same answers, same
+errors, and each kind of bad input handled as the botocore path handles it (through the fault
+proxy of tests/faults.py, over real HTTP to moto)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import ReadOnlyCredentials, RefreshableCredentials
+
+from graph.client import Endpoint, client_config, create_table, open_client
+from graph.embedded import EmbeddedDynamoDB
+from graph.errors import EdgewiseError, error_code
+from graph.keys import ItemKey
+from graph.table import RetryPolicy, Table, from_dynamo
+from graph.wire import CachingSigV4Auth, LeanClient
+from tests.faults import FaultProxy
+
+CLIENTS = ["lean", "botocore"]
+FAST = RetryPolicy(base_delay=0.001, max_delay=0.01, deadline=10)
+ITEMS = [{"PK": f"USER#u{i}", "SK": "USER", "name": f"u{i}", "n": i} for i in range(20)]
+KEYS = [ItemKey(f"USER#u{i}", "USER") for i in range(20)]
+
+
+def _botocore_signature(request: AWSRequest, credentials: Any, region: str, stamp: str) -> str:
+    """What botocore's own SigV4Auth.add_auth puts in Authorization at ``stamp``."""
+    signer = SigV4Auth(credentials, "dynamodb", region)
+    request.context["timestamp"] = stamp
+    signer._modify_request_before_signing(request)
+    string_to_sign = signer.string_to_sign(request, signer.canonical_request(request))
+    signer._inject_signature_to_request(request, signer.signature(string_to_sign, request))
+    return str(request.headers["Authorization"])
+
+
+@pytest.mark.parametrize(
+    ("secret", "token", "region", "stamp"),
+    [
+        ("s1", None, "us-east-1", "20260101T000000Z"),
+        ("s1", None, "us-east-1", "20260101T235959Z"),  # same day: the cached key
+        ("s1", None, "us-east-1", "20260102T000001Z"),  # next day: a new key
+        ("s1", None, "eu-west-1", "20260102T000001Z"),
+        ("s2", "session-token", "eu-west-1", "20260102T000001Z"),  # rotated credentials
+    ],
+)
+def test_the_caching_signer_signs_as_botocore_does(
+    secret: str, token: str | None, region: str, stamp: str
+) -> None:
+    keys: dict[tuple[str, str, str], bytes] = {}
+    credentials = ReadOnlyCredentials("AKID", secret, token)
+    for _ in range(2):  # the second time from the cache
+        ours = AWSRequest("POST", "https://dynamodb.x.amazonaws.com/", {"X-Amz-Target": "t"}, b"{}")
+        CachingSigV4Auth(credentials, region, keys).sign(ours, stamp)
+        theirs = AWSRequest(
+            "POST", "https://dynamodb.x.amazonaws.com/", {"X-Amz-Target": "t"}, b"{}"
+        )
+        assert ours.headers["Authorization"] == _botocore_signature(
+            theirs, credentials, region, stamp
+        )
+        assert ours.headers.get("X-Amz-Security-Token") == token
+    assert len(keys) == 1
+
+
+async def test_a_lean_request_is_signed_as_aioboto3_signs_the_same_call(
+    dynamodb: EmbeddedDynamoDB,
+) -> None:
+    """The headers aioboto3 sends for a GetItem, re-signed by the lean signer at the same time,
+    give the same Authorization."""
+    sent: list[AWSRequest] = []
+
+    def record(request: AWSRequest, **_: Any) -> None:
+        sent.append(request)
+
+    dynamodb.reset()
+    async with open_client(Endpoint(dynamodb.url), lean=True) as client:
+        await create_table(client, "graph")
+        client.control.meta.events.register("before-send.dynamodb.GetItem", record)
+        await client.control.get_item(TableName="graph", Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+        request = sent[0]
+        authorization = request.headers["Authorization"].decode()
+        signed = authorization.split("SignedHeaders=")[1].split(",")[0].split(";")
+        headers = {
+            k: v.decode() if isinstance(v, bytes) else v
+            for k, v in request.headers.items()
+            if k.lower() in signed
+        }
+        again = AWSRequest("POST", request.url, headers, request.body)
+        credentials = await client.credentials()
+        CachingSigV4Auth(credentials, client.region, {}).sign(again, headers["X-Amz-Date"])
+        assert again.headers["Authorization"] == authorization
+
+
+async def test_refreshable_credentials_are_refreshed_before_signing() -> None:
+    def refresh() -> dict[str, str]:
+        later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1)
+        return {
+            "access_key": "NEWKEY",
+            "secret_key": "new-secret",
+            "token": "new-token",
+            "expiry_time": later.isoformat(),
+        }
+
+    soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30)
+    credentials = RefreshableCredentials("OLDKEY", "old", "old-token", soon, refresh, "test")
+    client = LeanClient(None, None, credentials, "https://dynamodb.x.amazonaws.com", "x")
+    request = client.sign("GetItem", b"{}", await client.credentials())
+    assert "Credential=NEWKEY/" in request.headers["Authorization"]
+    assert request.headers["X-Amz-Security-Token"] == "new-token"
+    expected = _botocore_signature(
+        AWSRequest("POST", client.url, dict(request.headers.items()), b"{}"),
+        ReadOnlyCredentials("NEWKEY", "new-secret", "new-token"),
+        "x",
+        request.context["timestamp"],
+    )
+    assert request.headers["Authorization"] == expected
+
+
+@pytest.fixture(params=CLIENTS)
+async def proxied(
+    request: pytest.FixtureRequest, dynamodb: EmbeddedDynamoDB
+) -> AsyncIterator[tuple[Table, FaultProxy]]:
+    """A table holding ITEMS, reached through a fault proxy by the lean or the botocore client."""
+    dynamodb.reset()
+    async with FaultProxy(dynamodb.url) as proxy:
+        config = client_config(read_timeout=0.5)
+        lean = request.param == "lean"
+        async with open_client(Endpoint(proxy.url), config, lean=lean) as client:
+            await create_table(client, "graph")
+            table = Table(client, "graph", FAST)
+            await table.batch_write(ITEMS)
+            yield table, proxy
+
+
+async def test_each_bad_answer_is_handled_as_on_the_botocore_path(
+    proxied: tuple[Table, FaultProxy],
+) -> None:
+    """A bad CRC32, a truncated body, a 5xx, throttling, a dropped connection and a hung answer
+    (past the read timeout) are retried, and the read is exact; the same every time is
+    UNAVAILABLE after every attempt; expired credentials fail at once (same code, same
+    attempts counted in the trace, whichever client: the fixture runs both)."""
+    table, proxy = proxied
+    for kind in ("bad_crc32", "truncated", "server_error", "throttle", "drop", "hang"):
+        request = table.for_request()
+        proxy.inject("BatchGetItem", kind, times=2)
+        found = await request.get_many(KEYS)
+        assert [found[k]["name"] for k in KEYS] == [f"u{i}" for i in range(20)], kind
+        assert proxy.stats[kind] == 2, kind
+        assert request.trace.operations["BatchGetItem"] == 3, kind  # two faulted, one answer
+
+    for kind in ("bad_crc32", "truncated", "server_error", "throttle"):
+        request = table.for_request()
+        proxy.inject("GetItem", kind, times=FAST.attempts)
+        with pytest.raises(EdgewiseError) as caught:
+            await request.get_item(KEYS[0])
+        assert (caught.value.code, caught.value.attempts) == ("UNAVAILABLE", FAST.attempts), kind
+        assert request.trace.operations["GetItem"] == FAST.attempts, kind
+
+    request = table.for_request()
+    proxy.inject("Query", "expired_token")
+    with pytest.raises(EdgewiseError) as caught:
+        await request.query_page("USER#u1", None)
+    assert (caught.value.code, caught.value.attempts) == ("INTERNAL_SERVER_ERROR", 1)
+    assert str(caught.value) == "DynamoDB error: ExpiredTokenException"
+    assert error_code(caught.value.__cause__) == "ExpiredTokenException"
+    assert request.trace.operations["Query"] == 1
+
+
+async def test_a_failed_condition_is_the_same_client_error_on_both_clients(
+    dynamodb: EmbeddedDynamoDB,
+) -> None:
+    """ConditionalCheckFailedException with the old item, and a cancelled transaction's reasons,
+    as botocore parses them (modeled class, code, status, fields at the top level)."""
+    dynamodb.reset()
+    seen = []
+    for lean in (True, False):
+        async with open_client(Endpoint(dynamodb.url), lean=lean) as client:
+            await create_table(client, "graph")
+            item = {"PK": {"S": "K"}, "SK": {"S": "K"}, "n": {"N": "1.50"}, "b": {"B": b"\x00"}}
+            await client.put_item(TableName="graph", Item=item)
+            with pytest.raises(Exception) as put_failed:
+                await client.put_item(
+                    TableName="graph",
+                    Item=item,
+                    ConditionExpression="attribute_not_exists(PK)",
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
+            check = {"TableName": "graph", "Key": {"PK": {"S": "K"}, "SK": {"S": "K"}}}
+            check["ConditionExpression"] = "attribute_not_exists(PK)"
+            with pytest.raises(Exception) as cancelled:
+                await client.transact_write_items(TransactItems=[{"ConditionCheck": check}])
+            seen.append(
+                [
+                    (
+                        type(exc).__name__,
+                        error_code(exc),
+                        exc.response["ResponseMetadata"]["HTTPStatusCode"],
+                        from_dynamo(exc.response["Item"]) if "Item" in exc.response else None,
+                        exc.response.get("CancellationReasons"),
+                    )
+                    for exc in (put_failed.value, cancelled.value)
+                ]
+            )
+    assert seen[0] == seen[1]
+    assert seen[0][0][:2] == ("ConditionalCheckFailedException", "ConditionalCheckFailedException")
+    assert seen[0][1][1] == "TransactionCanceledException"
