@@ -15,8 +15,8 @@ from starlette.requests import Request
 
 from graph.table import Table
 from server.app import create_app
-from server.context import Context
-from server.schema import schema
+from server.auth import ADMIN
+from server.engine import engine_for
 
 from .fake import FakeDynamoDB
 from .floor import Floor
@@ -79,9 +79,11 @@ async def measure(
             raise RuntimeError(f"the floor answers differently: {answer.errors}")
     fake_table = Table(FakeDynamoDB(memory), "bench")
     fake = in_process(create_app(table=fake_table))
+    engine = engine_for("demo")
+    schema, new_context = engine.schema(), engine.context_factory()
 
     async def execute() -> None:
-        context = Context.for_request(cast(Request, None), fake_table)
+        context = new_context(cast(Request, None), fake_table.for_request(), ADMIN)
         result = await schema.execute(query.text, query.variables, context_value=context)
         if result.errors or result.data != expected:
             raise RuntimeError(f"ours over the fake answers differently: {result.errors}")

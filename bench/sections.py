@@ -37,7 +37,7 @@ def requests_text(rows: list[fig_requests.RequestRow]) -> Section:
     if any(r.query.name == "Q3" for r in over):
         findings.append(
             "  Q3's extra BatchGetItem: `hasAccess` reads the (group, product) edge items by key "
-            "(`graph/access.py: has_access`) although the same wave's SUBSCRIBES_TO Queries of "
+            "(the demo's `hasAccess`) although the same wave's SUBSCRIBES_TO Queries of "
             "`products` return those very items; and the `via` groups are read in wave 3 with "
             "the products rather than in wave 2, where their keys are already known."
         )
@@ -222,7 +222,8 @@ def bulk_text(results: list[fig_bulk.BulkResult]) -> Section:
     )
     delayed = results[2].setup if len(results) > 2 else ""
     text = _lines(
-        "Items of `graph.seed.generate` (users, groups, products, their edges, counters and "
+        "Items of `models.demo.generate.generated_items` (users, groups, products, their edges, "
+        "counters and "
         "email items) into fresh tables on the bench's moto. *edgewise load* is "
         "`graph.bulk.load` on the items written as DynamoDB JSON, timed from validating the "
         "file to the last write; *boto3* is `Table.batch_writer` putting the same items from "

@@ -10,9 +10,10 @@ from typing import Any
 
 import jwt
 
-from graph.errors import EdgewiseError, Unauthenticated
-from graph.keys import NodeKey, NodeType, validate_id
+from graph.errors import EdgewiseError
+from graph.keys import validate_id
 
+from .errors import Unauthenticated
 from .jwks import TIMEOUT, RemoteJwks, is_url
 
 __all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "authenticator_from_env"]
@@ -23,9 +24,10 @@ KEY_TYPES = {"RS256": "RSA", "ES256": "EC"}  # asymmetric algorithms and their J
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is asking: a user (``user`` is its key) and whether they hold the ``admin`` role."""
+    """Who is asking: the token's subject (the bare id of a node of the model's ``access``
+    principal type) and whether they hold the ``admin`` role."""
 
-    user: NodeKey | None
+    subject: str | None
     admin: bool
 
 
@@ -102,10 +104,10 @@ class Authenticator:
         roles = claims.get("roles") or []
         admin = isinstance(roles, list) and "admin" in roles
         try:
-            user = NodeKey(NodeType.USER, validate_id(str(claims["sub"])))
+            subject = validate_id(str(claims["sub"]))
         except EdgewiseError:
-            raise Unauthenticated("invalid token: sub is not a user id") from None
-        return Principal(user, admin)
+            raise Unauthenticated("invalid token: sub is not an id") from None
+        return Principal(subject, admin)
 
 
 def authenticator_from_env() -> Authenticator:

@@ -26,7 +26,6 @@ from graph.client import (
     table_definition,
 )
 from graph.errors import EdgewiseError
-from graph.seed import demo_items, generate
 from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, ModelError, json_schema, load_model
 
@@ -325,31 +324,24 @@ async def _write_all(
 
 def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
-    generate_demo = engine.name == DEMO and any((args.users, args.groups, args.products))
-    if not generate_demo:  # the generator writes the demo's items
-        if any((args.users, args.groups, args.products)):
-            raise SystemExit(
-                f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "
-                f"model {args.model} run `edgewise seed --model {args.model}` (its sample data)"
-            )
+    counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
+    generating = any(counts[:3])
+    if generating and engine.name != DEMO:
+        raise SystemExit(
+            f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "
+            f"model {args.model} run `edgewise seed --model {args.model}` (its sample data)"
+        )
+    if not generating or args.demo:
         items = engine.sample_items(Table(None, args.table, layout=engine.layout))
-        written = asyncio.run(_write_all(args, items, len(items), engine.layout))
-    elif args.demo:
-        items = demo_items()
-        written = asyncio.run(_write_all(args, items, len(items), engine.layout))
     else:
-        counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
-        if min(counts) < 0 or not any(counts[:3]):
+        if min(counts) < 0:
             raise SystemExit("edgewise seed: pass --demo, or --users/--groups/--products >= 0")
         if args.users and args.memberships and not args.groups:
             raise SystemExit("edgewise seed: users can only join groups: pass --groups N")
-        total = (
-            args.users * (2 + min(args.memberships, args.groups))  # user, email claim, edges
-            + args.groups * (1 + min(args.subscriptions, args.products))
-            + args.products
-        )
-        items_iter = generate(*counts, seed=args.random_seed)
-        written = asyncio.run(_write_all(args, items_iter, total, engine.layout))
+        from models.demo.generate import generated_items  # the demo's own generator
+
+        items = generated_items(*counts, seed=args.random_seed)
+    written = asyncio.run(_write_all(args, items, len(items), engine.layout))
     print(f"wrote {written} items to table {args.table!r}")
 
 

@@ -35,7 +35,9 @@ from graphql.language.lexer import Lexer
 from graphql.type.definition import GraphQLInterfaceType, GraphQLObjectType
 from graphql.type.introspection import SchemaMetaFieldDef, TypeMetaFieldDef, TypeNameMetaFieldDef
 
-from graph.errors import BadUserInput, QueryTooComplex
+from graph.errors import BadUserInput
+
+from .errors import QueryTooComplex
 
 __all__ = ["Limits", "check"]
 

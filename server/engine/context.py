@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLResolveInfo
 from starlette.requests import Request
 
-from graph.errors import Forbidden
 from graph.items import Codec, Ref
 from graph.reads import Reads
 from graph.table import Item, Table
 
 from ..auth import ADMIN, Principal
+from ..errors import Forbidden
 
 if TYPE_CHECKING:
     from .access import Rules, Scope

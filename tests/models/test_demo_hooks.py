@@ -1,7 +1,6 @@
 """The demo model's hooks (models/demo/hooks.py), served by the engine from the demo model file
 over ASGI on the demo data: the answers, the items written, the DynamoDB costs and the error
-codes of today's hand-written demo (tests/http/test_tickets_offices.py, test_mutations.py,
-test_read_path.py), side by side with the demo where both can read one table."""
+codes the hand-written demo had (which they replaced)."""
 
 from __future__ import annotations
 
