@@ -30,9 +30,6 @@ ACCESS = "query($u: ID!, $p: ID!) { node(id: $u) { ... on User { hasAccess(produ
 OPEN = """mutation($u: ID!, $t: String!) { openTicket(userId: $u, title: $t) {
     __typename id title status createdAt author { id name } } }"""
 CLOSE = "mutation($id: ID!) { closeTicket(id: $id) { id title status createdAt author { id } } }"
-ADD_OFFICE = """mutation($o: ID!, $c: String!, $s: String!, $t: String!, $z: String!,
-    $a: String) { addOffice(organizationId: $o, country: $c, state: $s, city: $t, zip: $z,
-    address: $a) { __typename cursor node { id country state city zip address } } }"""
 CANCEL = """mutation { cancelSubscription(groupId: "group1", productId: "PRODUCT#prod1") {
     __typename cursor plan status validUntil node { id } } }"""
 
