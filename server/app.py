@@ -102,7 +102,7 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     table: Table = request.app.state.table
     try:
-        await table.call("DescribeTable", TableName=table.name)
+        await table.describe()
     except Exception as exc:
         return PlainTextResponse(f"DynamoDB is not ready: {exc}", status_code=503)
     state = request.app.state

@@ -369,8 +369,7 @@ def _dump(args: argparse.Namespace) -> None:
     async def run() -> int:
         async with open_client(endpoint) as client:
             table = Table(client, args.table, layout=layout)
-            described = await table.call("DescribeTable", TableName=table.name)
-            estimate = described["Table"].get("ItemCount") or None  # approximate on AWS
+            estimate = (await table.describe()).get("ItemCount") or None  # approximate on AWS
             with tqdm(total=estimate, unit="items", desc="dumping", file=sys.stderr) as bar:
                 return await dump(table, args.file, progress=bar.update)
 
