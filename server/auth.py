@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from graph.keys import validate_id
 from .errors import Unauthenticated
 from .jwks import TIMEOUT, RemoteJwks, is_url
 
-__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "authenticator_from_env"]
+__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated"]
 
 LEEWAY = 60  # seconds of clock skew allowed on exp / nbf / iat
 KEY_TYPES = {"RS256": "RSA", "ES256": "EC"}  # asymmetric algorithms and their JWK key type
@@ -108,13 +107,3 @@ class Authenticator:
         except EdgewiseError:
             raise Unauthenticated("invalid token: sub is not an id") from None
         return Principal(subject, admin)
-
-
-def authenticator_from_env() -> Authenticator:
-    return Authenticator(
-        secret=os.environ.get("EDGEWISE_JWT_SECRET") or None,
-        jwks=os.environ.get("EDGEWISE_JWT_JWKS") or None,
-        issuer=os.environ.get("EDGEWISE_JWT_ISSUER") or None,
-        audience=os.environ.get("EDGEWISE_JWT_AUDIENCE") or None,
-        jwks_timeout=float(os.environ.get("EDGEWISE_JWT_JWKS_TIMEOUT") or TIMEOUT),
-    )

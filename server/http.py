@@ -211,7 +211,11 @@ async def graphql(request: Request) -> Response:
     settings: Settings = state.settings
     accept = request.headers.get("accept")
     if request.method == "GET" and prefers_html(accept):
-        return PlainTextResponse("Not Found", 404) if settings.production else playground.page()
+        return (
+            PlainTextResponse("Not Found", 404)
+            if settings.production
+            else playground.page(settings.playground_dir)
+        )
     media = negotiate(accept)
     if media is None:
         return _Reply(JSON).error(

@@ -188,7 +188,7 @@ async def test_token_rejection_names_the_count_found(graph: CountedTable) -> Non
 async def test_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EDGEWISE_LIMIT_DEPTH", "7")
     monkeypatch.setenv("EDGEWISE_LIMIT_COST", "12")
-    assert Limits.from_env() == Limits(depth=7, cost=12)
+    assert Settings().limits == Limits(depth=7, cost=12)
 
 
 async def test_get_is_limited_too(graph: CountedTable) -> None:

@@ -106,3 +106,33 @@ def test_parse_origins(values: list[str], origins: tuple[str, ...]) -> None:
 def test_parse_origins_refuses_what_is_not_an_origin(bad: str) -> None:
     with pytest.raises(BadUserInput, match="scheme://host"):
         parse_origins([bad])
+
+
+def test_flags_win_over_the_environment_and_fill_what_is_left(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEWISE_DEADLINE", "3")
+    monkeypatch.setenv("EDGEWISE_PORT", "9001")
+    monkeypatch.setenv("EDGEWISE_LIMIT_DEPTH", "6")
+    settings = settings_of(served, "--deadline", "4.5")
+    assert (settings.deadline, settings.port, settings.limits.depth) == (4.5, 9001, 6)
+    assert served[0].state.limits.depth == 6
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "told"),
+    [
+        ("EDGEWISE_PRODUCTION", "maybe", "valid boolean"),
+        ("EDGEWISE_PORT", "eighty", "valid integer"),
+        ("EDGEWISE_LOG_FORMAT", "xml", "use text or json"),
+        ("EDGEWISE_LIMIT_COST", "lots", "whole number"),
+    ],
+)
+def test_a_bad_environment_value_stops_serve_naming_it(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch, name: str, value: str, told: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["serve"])
+    assert f"{name}={value!r}" in str(raised.value) and told in str(raised.value)
+    assert served == []
