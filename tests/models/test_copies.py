@@ -11,13 +11,17 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.client import Endpoint, open_client
+from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.keys import ItemKey
 from graph.table import Item, Table
 from model import ModelError, parse_model
+from server.app import create_app
+from server.auth import Authenticator
 from server.engine import engine_for
+from server.settings import Settings
 from tests.helpers import gql
+from tests.tokens import SECRET, asgi, bearer, hs256
 
 Serve = Callable[[str], Awaitable[httpx.AsyncClient]]
 
@@ -149,6 +153,45 @@ async def test_reverse_edges_answer_from_copies_of_their_from_end(
         {"name": "Ann", "rank": 2}
     ]
     assert _trace(body) == ({"BatchGetItem": 2, "Query": 1}, 2)
+
+
+ACCESS = """
+access:
+  principal: Sailor
+  read:
+    Sailor: [self, ships.crew]
+    Ship: [ships]
+"""
+
+
+async def test_access_rules_still_apply_to_nodes_answered_from_copies(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    """As sailor s0 (on Big only), Ann's ships are Big alone, whether the names come from the
+    edges or from the ships; Ann sees both."""
+    (tmp_path / "fleet.yaml").write_text(FLEET + ACCESS)
+    (tmp_path / "sample.yaml").write_text(sample())
+    engine = engine_for(str(tmp_path / "fleet.yaml"))
+    dynamodb.reset()
+    async with open_client(Endpoint(dynamodb.url)) as client:
+        await create_table(client, engine.table_name, layout=engine.layout)
+        table = Table(client, engine.table_name, layout=engine.layout)
+        await table.batch_write(engine.sample_items(table))
+        settings = Settings(model=str(tmp_path / "fleet.yaml"))
+        app = create_app(settings, table=table, authenticator=Authenticator(secret=SECRET))
+        async with asgi(app) as http:
+
+            async def ships(principal: str, selection: str) -> list[Any]:
+                response = await http.post(
+                    "/graphql", json={"query": SHIPS % selection}, headers=bearer(hs256(principal))
+                )
+                body = response.json()
+                assert "errors" not in body, body
+                return [e["node"] for e in body["data"]["sailor"]["ships"]["edges"]]
+
+            assert await ships("s0", "name") == [{"name": "Big"}]
+            assert await ships("s0", "name tonnage") == [{"name": "Big", "tonnage": 5000}]
+            assert await ships("ann", "name") == [{"name": "Ark"}, {"name": "Big"}]
 
 
 UPDATE = "mutation($input: UpdateShipInput!) { updateShip(input: $input) { name port } }"
