@@ -392,9 +392,9 @@ class Resolvers:
         if not edges:
             return
         wanted = _node_selection(info)
-        node_type = edges[0].node.type
         if wanted is None:
             return
+        node_type = edges[0].node.type
         keyed = {n for n, f in node_type.fields.items() if f.kind == "key"}
         wanted = wanted - {"id", "__typename"} - keyed
         if not wanted:
@@ -404,8 +404,9 @@ class Resolvers:
             edge = conn.edge or self.codec.edge_type(value.item)
             if edge is None or value.node.item is not None:
                 continue
-            end = conn.far if conn.edge is not None else None
-            if end is None:
+            if conn.edge is not None:
+                end = conn.far
+            else:  # an access pattern listing edge items as nodes: as _node picks the end
                 end = "from" if edge.source == node_type.name else "to"
             copies = {
                 f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end
