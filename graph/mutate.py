@@ -470,7 +470,7 @@ class Writer:
                 ends = edge.source if f.end == "from" else edge.target
                 if f.kind != "copy" or ends != node.name or copied is None:
                     continue
-                if copied.kind == "key":  # in the key: it does not change
+                if copied.kind != "value":  # a key field does not change; a stamp always does
                     continue
                 value = after.get(copied.name)
                 name = e.name(copied.attribute)
