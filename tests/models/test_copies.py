@@ -56,17 +56,17 @@ edges:
 CREW = 120  # sailors on the big ship: more edges than one transaction holds
 
 
-def sample() -> str:
+def sample(crew: int = 2) -> str:
     lines = [
         "nodes:",
         "  - {type: Ship, id: ark, name: Ark, port: Haifa, tonnage: 900}",
         "  - {type: Ship, id: big, name: Big, tonnage: 5000}",
         "  - {type: Sailor, id: ann, name: Ann, rank: 2}",
     ]
-    lines += [f"  - {{type: Sailor, id: s{i}, name: S{i}}}" for i in range(CREW)]
+    lines += [f"  - {{type: Sailor, id: s{i}, name: S{i}}}" for i in range(crew)]
     lines += ["edges:", "  - {label: SERVES_ON, from: ann, to: ark, since: '2026-01-01'}"]
     lines += ["  - {label: SERVES_ON, from: ann, to: big}"]
-    lines += [f"  - {{label: SERVES_ON, from: s{i}, to: big}}" for i in range(CREW)]
+    lines += [f"  - {{label: SERVES_ON, from: s{i}, to: big}}" for i in range(crew)]
     return "\n".join(lines) + "\n"
 
 
@@ -74,6 +74,14 @@ def sample() -> str:
 async def http(model_http: Serve, tmp_path: Path) -> httpx.AsyncClient:
     (tmp_path / "fleet.yaml").write_text(FLEET)
     (tmp_path / "sample.yaml").write_text(sample())
+    return await model_http(str(tmp_path / "fleet.yaml"))
+
+
+@pytest.fixture
+async def crowded(model_http: Serve, tmp_path: Path) -> httpx.AsyncClient:
+    """The fleet with CREW sailors more on Big."""
+    (tmp_path / "fleet.yaml").write_text(FLEET)
+    (tmp_path / "sample.yaml").write_text(sample(CREW))
     return await model_http(str(tmp_path / "fleet.yaml"))
 
 
@@ -222,11 +230,15 @@ async def test_an_update_of_the_source_rewrites_every_copy(
     edges = await gql(http, '{ sailor(id: "ann") { ships { edges { shipName port } } } }')
     assert edges["data"]["sailor"]["ships"]["edges"][0] == {"shipName": "Ark II", "port": None}
 
-    # 121 edges: the node and 99 edges in one transaction, the rest in a second one
-    body = await gql(http, UPDATE, {"input": {"id": "big", "name": "Bigger", "port": "Oslo"}})
+
+async def test_copies_past_one_transaction_are_written_in_more(
+    crowded: httpx.AsyncClient,
+) -> None:
+    # CREW + 1 edges: the node and 99 edges in one transaction, the rest in a second one
+    body = await gql(crowded, UPDATE, {"input": {"id": "big", "name": "Bigger", "port": "Oslo"}})
     assert "errors" not in body, body
     body = await gql(
-        http,
+        crowded,
         '{ ship(id: "big") { crew(first: 100) { pageInfo { endCursor } '
         "edges { shipName port } } } }",
     )
@@ -235,7 +247,7 @@ async def test_an_update_of_the_source_rewrites_every_copy(
     assert {(e["shipName"], e["port"]) for e in crew["edges"]} == {("Bigger", "Oslo")}
     after = crew["pageInfo"]["endCursor"]
     body = await gql(
-        http,
+        crowded,
         'query($a: String) { ship(id: "big") { crew(first: 100, after: $a) '
         "{ edges { shipName port } } } }",
         {"a": after},
