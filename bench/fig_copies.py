@@ -103,62 +103,63 @@ async def _post(client: httpx.AsyncClient, fanout: int) -> dict[str, Any]:
 
 async def measure(moto: str, control: ProxyControl, iterations: int) -> list[CopiesRow]:
     """Load both models' tables into ``moto``, then count and time the query on each through
-    the proxy (live, no added latency)."""
-    folder = Path(tempfile.mkdtemp(prefix="edgewise-copies-"))
-    (folder / "demo-copies.yaml").write_text(variant_model())
-    engines: dict[str, Engine] = {
-        "demo": engine_for("demo"),
-        "demo + copyOf": engine_for(str(folder / "demo-copies.yaml")),
-    }
-    names = {label: f"copies-{i}" for i, label in enumerate(engines)}
-    async with open_client(Endpoint(moto)) as client:
-        for label, engine in engines.items():
-            await create_table(client, names[label], layout=engine.layout)
-            table = Table(client, names[label], layout=engine.layout)
-            for fanout in FANOUTS:
-                await table.batch_write(
-                    build_items(Writer(table, engine.codec), _sample(fanout), AT)
-                )
-    await control.configure(latency=0.0, replay=False)
-    rows = []
-    async with open_client(Endpoint(control.url)) as client:
-        apps = {
-            label: in_process(
-                create_app(
-                    Settings(model=engine.name),
-                    table=Table(client, names[label], layout=engine.layout),
-                )
-            )
-            for label, engine in engines.items()
+    the proxy (live moto; each call held 5 ms while counting, none while timing)."""
+    with tempfile.TemporaryDirectory(prefix="edgewise-copies-") as temporary:
+        folder = Path(temporary)
+        (folder / "demo-copies.yaml").write_text(variant_model())
+        engines: dict[str, Engine] = {
+            "demo": engine_for("demo"),
+            "demo + copyOf": engine_for(str(folder / "demo-copies.yaml")),
         }
-        try:
-            for fanout in FANOUTS:
-                answers = []
-                for label, app in apps.items():
-                    # each call held 5 ms, so that the calls of one wave overlap at the proxy
-                    await control.configure(latency=LATENCY)
-                    await control.reset()
-                    body = await _post(app, fanout)
-                    seen = await control.stats()
-                    await control.configure(latency=0.0)
-                    answers.append(body["data"])
-                    trace = body["extensions"]["dynamodb"]
-                    cpu = await _cpu(app, fanout, iterations)
-                    rows.append(
-                        CopiesRow(
-                            fanout,
-                            label,
-                            Cost(trace["requests"], trace["rounds"], trace["operations"]),
-                            Cost(seen.requests, seen.rounds, seen.operations),
-                            cpu,
-                        )
+        names = {label: f"copies-{i}" for i, label in enumerate(engines)}
+        async with open_client(Endpoint(moto)) as client:
+            for label, engine in engines.items():
+                await create_table(client, names[label], layout=engine.layout)
+                table = Table(client, names[label], layout=engine.layout)
+                for fanout in FANOUTS:
+                    await table.batch_write(
+                        build_items(Writer(table, engine.codec), _sample(fanout), AT)
                     )
-                if answers[0] != answers[1]:
-                    raise RuntimeError(f"copies@{fanout}: the two models answer differently")
-                say(f"copies@{fanout}: measured")
-        finally:
-            for app in apps.values():
-                await app.aclose()
+        await control.configure(latency=0.0, replay=False)
+        rows = []
+        async with open_client(Endpoint(control.url)) as client:
+            apps = {
+                label: in_process(
+                    create_app(
+                        Settings(model=engine.name),
+                        table=Table(client, names[label], layout=engine.layout),
+                    )
+                )
+                for label, engine in engines.items()
+            }
+            try:
+                for fanout in FANOUTS:
+                    answers = []
+                    for label, app in apps.items():
+                        # each call held 5 ms, so that the calls of one wave overlap at the proxy
+                        await control.configure(latency=LATENCY)
+                        await control.reset()
+                        body = await _post(app, fanout)
+                        seen = await control.stats()
+                        await control.configure(latency=0.0)
+                        answers.append(body["data"])
+                        trace = body["extensions"]["dynamodb"]
+                        cpu = await _cpu(app, fanout, iterations)
+                        rows.append(
+                            CopiesRow(
+                                fanout,
+                                label,
+                                Cost(trace["requests"], trace["rounds"], trace["operations"]),
+                                Cost(seen.requests, seen.rounds, seen.operations),
+                                cpu,
+                            )
+                        )
+                    if answers[0] != answers[1]:
+                        raise RuntimeError(f"copies@{fanout}: the two models answer differently")
+                    say(f"copies@{fanout}: measured")
+            finally:
+                for app in apps.values():
+                    await app.aclose()
     return rows
 
 
