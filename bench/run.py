@@ -123,6 +123,12 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
                 moto, options.bulk_items, control, options.latency, options.bulk_latency_items
             )
             show(bulk_text(bulk))
+        if "6" not in options.skip:
+            from . import fig_copies  # here: this figure stays one block of run.py
+
+            say("figure 6: copies on edges (copyOf), one round less")
+            rows = await fig_copies.measure(moto, control, options.cpu_iterations)
+            show(fig_copies.render(rows, options.cpu_iterations))
     finally:
         await control.aclose()
     return sections
