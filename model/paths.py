@@ -17,7 +17,7 @@ from . import spec as s
 from .access import Hop, hops_of
 from .types import EdgeType, Field, Model, NodeType, TypeRef
 
-__all__ = ["Test", "Walk", "Where", "compile_walks", "path_field"]
+__all__ = ["Comparison", "Walk", "Where", "compile_walks", "path_field"]
 
 Place = tuple[str | int, ...]
 Report = Callable[[Place, str], None]
@@ -63,7 +63,7 @@ def _value(kind: Kind, raw: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Test:
+class Comparison:
     """``attribute <op> value``; ``now``: the value is the time of the request."""
 
     attribute: str
@@ -101,7 +101,7 @@ class Test:
 class Where:
     """Every test holds, and one filter of each ``or`` group."""
 
-    tests: tuple[Test, ...] = ()
+    tests: tuple[Comparison, ...] = ()
     alternatives: tuple[tuple[Where, ...], ...] = ()
 
     def holds(self, item: Mapping[str, Any], now: datetime) -> bool:
@@ -239,7 +239,7 @@ class _Compiler:
                 fix = (
                     self.suggest(name, sorted(choices))
                     if choices
-                    else f"{at} has no edge field to follow: end the path before it"
+                    else f"{at} has none to follow: end the path before it"
                 )
                 self.report((*self.place, "path", i), f"{what}; {fix}")
                 return None
@@ -274,7 +274,7 @@ class _Compiler:
         else:
             self.report(
                 (*self.place, "type"),
-                f"this path ends at a {end}: make its type [{end}!]! (the {end}s reached), a "
+                f"this path ends at a {end}: make its type [{end}!]! (the {end} nodes reached), a "
                 f"list of a type under `objects:` (filled by `shape`), or Boolean! with one ID! "
                 f"argument (whether the {end} it names is reached); not {type_}",
             )
@@ -342,8 +342,8 @@ class _Compiler:
             if index < last and not (target.type.list and target.type.name == hop.type):
                 self.report(
                     place,
-                    f"{name}.{field_name} lists the {hop.type}s of hop {hop_name!r} that reach "
-                    f"each node: give it the type [{hop.type}!]!",
+                    f"{name}.{field_name} lists the {hop.type} nodes of hop {hop_name!r} that "
+                    f"reach each node: give it the type [{hop.type}!]!",
                 )
                 return None
             fills.append((field_name, index))
@@ -392,7 +392,7 @@ class _Compiler:
     # ---- the filter ------------------------------------------------------------------------
 
     def where(self, place: Place, spec: Mapping[str, Any], edge: EdgeType) -> Where | None:
-        tests: list[Test] = []
+        tests: list[Comparison] = []
         alternatives: list[tuple[Where, ...]] = []
         ok = True
         for key, value in spec.items():
@@ -437,7 +437,7 @@ class _Compiler:
             return None
         return tuple(w for w in group if w is not None)
 
-    def tests(self, place: Place, field: Field, value: Any) -> list[Test] | None:
+    def tests(self, place: Place, field: Field, value: Any) -> list[Comparison] | None:
         type_ = field.type
         kind: Kind | None = "enum" if type_.name in self.model.enums else _KINDS.get(type_.name)
         if kind is None or type_.list:
@@ -472,7 +472,7 @@ class _Compiler:
                 values = [self.literal(where, field, kind, v) for v in operand]
                 if any(v is _BAD for v in values):
                     return None
-                tests.append(Test(field.attribute, op, kind, tuple(values)))
+                tests.append(Comparison(field.attribute, op, kind, tuple(values)))
                 continue
             if operand is None and op in ORDERED:
                 self.report(
@@ -482,12 +482,12 @@ class _Compiler:
                 )
                 return None
             if operand == NOW and kind in ("date", "datetime"):
-                tests.append(Test(field.attribute, op, kind, None, True))
+                tests.append(Comparison(field.attribute, op, kind, None, True))
                 continue
             literal = self.literal(where, field, kind, operand)
             if literal is _BAD:
                 return None
-            tests.append(Test(field.attribute, op, kind, literal))
+            tests.append(Comparison(field.attribute, op, kind, literal))
         return tests
 
     def literal(self, place: Place, field: Field, kind: Kind, value: Any) -> Any:
@@ -531,6 +531,6 @@ class _Compiler:
             }[kind]
             self.report(
                 place,
-                f"{value!r} is not a {name} to compare {field.name} with; write e.g. {example}",
+                f"{value!r} does not compare with {field.name} ({name}); write e.g. {example}",
             )
         return converted
