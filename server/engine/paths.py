@@ -166,7 +166,9 @@ class PathField:
         )
 
 
-def path_resolvers(resolvers: Resolvers, field: Field) -> tuple[Callable[..., Any], Any]:
+def path_resolvers(
+    resolvers: Resolvers, field: Field
+) -> tuple[Callable[..., Awaitable[Any]], Callable[..., list[Awaitable[Any]]]]:
     """A path field's resolver and its ``prefetch`` (see :func:`server.engine.fields.prefetch`)."""
     path = PathField(resolvers, field)
     return path.resolve, path.start
