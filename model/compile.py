@@ -252,6 +252,10 @@ class _Compiler:
     def field(self, path: Path, name: str, decl: s.FieldDecl, owner: str) -> Field | None:
         if isinstance(decl, str):
             decl = s.FieldSpec(type=decl)
+        if decl.model_fields_set & {"path", "where", "shape"}:  # a transitive path
+            from .paths import path_field
+
+            return path_field(self, path, name, decl)
         kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]
         if len(kinds) > 1:
             self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
@@ -1065,6 +1069,9 @@ def _overlap(a: Template, b: Template) -> bool:
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:
     compiler = _Compiler(file, name)
     model = compiler.compile()
+    from .paths import compile_walks  # path fields follow edges: checked once edges are known
+
+    compile_walks(file, model, compiler.problem, did_you_mean)
     if file.access is not None:
         from dataclasses import replace
 
