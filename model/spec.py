@@ -297,7 +297,8 @@ class QuerySpec(Spec):
 
 
 class ObjectSpec(Spec):
-    """A plain output type (no key, not stored) that hook fields and mutations return."""
+    """A plain output type (no key, not stored) that path fields, hook fields and mutations
+    return."""
 
     description: str | None = None
     fields: dict[GraphQLName, FieldDecl]
