@@ -104,6 +104,16 @@ def _endpoint(args: argparse.Namespace) -> Endpoint:
     return Endpoint.parse(args.dynamodb)
 
 
+def _workers(value: str) -> int:
+    """``--workers`` (or EDGEWISE_WORKERS): a whole number of processes, 1 or more."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: use a whole number of processes, 1 or more (--workers N or "
+            "EDGEWISE_WORKERS=N)"
+        )
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="edgewise", description="A GraphQL API over a DynamoDB single-table graph."
@@ -213,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         help="seconds SIGTERM waits for in-flight requests before stopping (default 30)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=os.environ.get("EDGEWISE_WORKERS") or "1",
+        metavar="N",
+        help="worker processes sharing the port (env EDGEWISE_WORKERS; default 1). More than 1 "
+        "uses more cores; the embedded DynamoDB stays one process, filled once by the parent",
     )
 
     create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
@@ -411,6 +429,14 @@ async def _probe(settings: Settings) -> Capabilities:
         return await check_capabilities(table, settings)
 
 
+def _serve_workers(
+    args: argparse.Namespace, settings: Settings, capabilities: Capabilities | None
+) -> None:
+    from .workers import serve_workers
+
+    serve_workers(settings, capabilities, args.workers, args.host, args.port, args.log_format)
+
+
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
@@ -453,7 +479,10 @@ def _serve(args: argparse.Namespace) -> None:
     try:
         if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
             capabilities = asyncio.run(_probe(settings))
-        app = create_app(settings, capabilities=capabilities)
+        app = create_app(settings, capabilities=capabilities)  # checks the settings
+        if args.workers != 1:
+            _serve_workers(args, settings, capabilities)
+            return
     except (SystemExit, EdgewiseError) as exc:
         message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"
         if args.log_format != "json" or not isinstance(message, str):
