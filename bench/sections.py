@@ -149,9 +149,10 @@ def cpu_text(result: fig_cpu.CpuResult) -> Section:
         f"{result.query.label}: 1 user, 100 groups, 300 subscriptions. CPU of the bench process "
         "per request (`time.process_time`), the variants taken in turn, "
         f"{len(result.floor.seconds)} each after 3 warm-ups; medians, and minimums (less "
-        "sensitive to the machine's other load). The floor is graphql-core "
-        "(`graphql.graphql` on `build_schema` of the same shape) with trivial resolvers over "
-        "the same data held as dicts (`bench/floor.py`). The fake DynamoDB (`bench/fake.py`) "
+        "sensitive to the machine's other load); *minor page faults*, medians per request "
+        "(`resource.getrusage`). The floor is graphql-core (`graphql_sync` on `build_schema` "
+        "of the same shape, in a fresh thread: see below) with trivial resolvers over the same "
+        "data held as dicts (`bench/floor.py`). The fake DynamoDB (`bench/fake.py`) "
         "answers `batch_get_item` and `query` from memory in DynamoDB's wire shapes, taking "
         "moto, HTTP and botocore out; the last variant is the real path, the proxy replaying "
         "with 0 ms.",
