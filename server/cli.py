@@ -429,14 +429,6 @@ async def _probe(settings: Settings) -> Capabilities:
         return await check_capabilities(table, settings)
 
 
-def _serve_workers(
-    args: argparse.Namespace, settings: Settings, capabilities: Capabilities | None
-) -> None:
-    from .workers import serve_workers
-
-    serve_workers(settings, capabilities, args.workers, args.host, args.port, args.log_format)
-
-
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
@@ -481,7 +473,11 @@ def _serve(args: argparse.Namespace) -> None:
             capabilities = asyncio.run(_probe(settings))
         app = create_app(settings, capabilities=capabilities)  # checks the settings
         if args.workers != 1:
-            _serve_workers(args, settings, capabilities)
+            from .workers import serve_workers
+
+            serve_workers(
+                settings, capabilities, args.workers, args.host, args.port, args.log_format
+            )
             return
     except (SystemExit, EdgewiseError) as exc:
         message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"

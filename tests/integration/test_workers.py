@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from graph.embedded import free_port
+from server import cli
 from server.workers import worker_app
 from tests.served import alive, children
 
@@ -167,3 +168,14 @@ def test_worker_app_outside_serve_workers_says_so(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("EDGEWISE_WORKER_SPEC", raising=False)
     with pytest.raises(SystemExit, match="only in the workers of `edgewise serve --workers N`"):
         worker_app()
+
+
+@pytest.mark.parametrize(("flags", "env"), [(["--workers", "0"], ""), ([], "two")])
+def test_bad_workers_stop_serve_with_what_to_fix(
+    flags: list[str], env: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("EDGEWISE_WORKERS", env)
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["serve", *flags])
+    assert raised.value.code == 2
+    assert "use a whole number of processes, 1 or more" in capsys.readouterr().err
