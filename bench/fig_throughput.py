@@ -138,7 +138,7 @@ def uvicorn_speedups() -> str:
     return " and ".join(found) if found else "neither uvloop nor httptools"
 
 
-def render(results: list[Throughput], latency: float) -> str:
+def render(results: list[Throughput]) -> str:
     rows = []
     for r, base in _base(results):
         rows.append(

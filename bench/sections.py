@@ -266,7 +266,7 @@ def throughput_text(
         "and the servers share the machine's cores, so more workers than the cores left free "
         "cannot help, and the client's own CPU bounds the highest rates.",
         "",
-        fig_throughput.render(ours, options.latency),
+        fig_throughput.render(ours),
         "",
         *findings,
         "",
