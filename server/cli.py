@@ -97,6 +97,16 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def _workers(value: str) -> int:
+    """``--workers`` (or EDGEWISE_WORKERS): a whole number of processes, 1 or more."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: use a whole number of processes, 1 or more (--workers N or "
+            "EDGEWISE_WORKERS=N)"
+        )
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="edgewise", description="A GraphQL API over a DynamoDB single-table graph."
@@ -199,6 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         help="seconds SIGTERM waits for in-flight requests before stopping "
         "(env EDGEWISE_SHUTDOWN_TIMEOUT; default 30)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="worker processes sharing the port (env EDGEWISE_WORKERS; default 1). More than 1 "
+        "uses more cores; the embedded DynamoDB stays one process, filled once by the parent",
     )
 
     create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
@@ -405,7 +422,12 @@ def _serve(args: argparse.Namespace) -> None:
     try:
         if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
             capabilities = asyncio.run(_probe(settings))
-        app = create_app(settings, capabilities=capabilities)
+        app = create_app(settings, capabilities=capabilities)  # checks the settings
+        if settings.workers != 1:
+            from .workers import serve_workers
+
+            serve_workers(settings, capabilities)
+            return
     except (SystemExit, EdgewiseError) as exc:
         message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"
         if settings.log_format != "json" or not isinstance(message, str):

@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     data_file: Path | None = None
     host: str = "127.0.0.1"
     port: int = 8000
+    workers: int = Field(1, ge=1)  # processes serving the port
     log_format: str = "text"
     production: bool = False
     read_only: bool = False  # no mutations in the schema; no TransactWriteItems needed
