@@ -28,7 +28,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     EDGEWISE_PORT=8000
 COPY --from=wheel /dist/ /tmp/dist/
 RUN python -m venv /opt/edgewise \
-    && /opt/edgewise/bin/pip install --no-cache-dir "$(ls /tmp/dist/edgewise-*.whl)[embedded]" \
+    && /opt/edgewise/bin/pip install --no-cache-dir "$(ls /tmp/dist/edgewise-*.whl)[embedded,server]" \
     && rm -rf /tmp/dist \
     && useradd --system --uid 10001 --user-group --create-home --home-dir /home/edgewise \
        --shell /usr/sbin/nologin edgewise

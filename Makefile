@@ -11,7 +11,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,embedded]'
+	$(BIN)/pip install --quiet -e '.[test,embedded,server]'
 	touch $@
 
 playground/node_modules/.package-lock.json: playground/package.json playground/package-lock.json

@@ -6,16 +6,15 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
-from graph.keys import NodeKey, NodeType
-from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, edge_item, node_item, with_counters
 from graph.table import Item
+from models.demo import generate as demo
 
 __all__ = ["FANOUTS", "Dataset", "build"]
 
 FANOUTS = (1, 10, 100)
 AT = "2024-01-15T09:00:00.000Z"
-USER, GROUP, PRODUCT, ORG = NodeType.USER, NodeType.GROUP, NodeType.PRODUCT, NodeType.ORG
 
 
 @dataclass(frozen=True)
@@ -36,34 +35,30 @@ def build(fanout: int, seed: int = 7) -> Dataset:
     organization whose ``fanout`` members join up to 3 groups each. Counters included."""
     rng = random.Random(seed * 1000 + fanout)
     p = f"f{fanout}-"
-    items: list[Item] = []
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
 
-    def node(type_: NodeType, id_: str, name: str) -> NodeKey:
-        key = NodeKey(type_, p + id_)
-        items.append(node_item(key, {"name": name}, AT))
-        return key
+    def node(type_: str, id_: str, name: str) -> str:
+        nodes.append({"type": type_, "id": p + id_, "name": name})
+        return p + id_
 
-    hot = node(PRODUCT, "hot", "Hot product")
-    others = [node(PRODUCT, f"p{i}", f"Product {i}") for i in range(max(3, fanout // 2))]
-    groups = [node(GROUP, f"g{i}", f"Group {i}") for i in range(fanout)]
+    def edge(label: str, source: str, target: str, **fields: Any) -> None:
+        edges.append({"label": label, "from": source, "to": target, **fields})
+
+    hot = node("Product", "hot", "Hot product")
+    others = [node("Product", f"p{i}", f"Product {i}") for i in range(max(3, fanout // 2))]
+    groups = [node("Group", f"g{i}", f"Group {i}") for i in range(fanout)]
     for group in groups:
         for product in [hot, *rng.sample(others, 2)]:
-            subscription = {"plan": "pro", "status": "ACTIVE"}
-            items.append(edge_item(SUBSCRIBES_TO, group, product, subscription))
-    user = node(USER, "u", "The user")
+            edge("SUBSCRIBES_TO", group, product, plan="pro", status="ACTIVE")
+    user = node("User", "u", "The user")
     for group in groups:
-        items.append(edge_item(MEMBER_OF, user, group, {"role": "MEMBER", "since": AT}))
-    org = node(ORG, "org", "The organization")
-    members = [node(USER, f"m{i}", f"Member {i}") for i in range(math.ceil(2.5 * fanout))]
+        edge("MEMBER_OF", user, group, role="MEMBER", since=AT)
+    org = node("Organization", "org", "The organization")
+    members = [node("User", f"m{i}", f"Member {i}") for i in range(math.ceil(2.5 * fanout))]
     for member in members[:fanout]:
-        items.append(edge_item(HAS_MEMBER, org, member, {"role": "MEMBER", "joinedAt": AT}))
+        edge("HAS_MEMBER", org, member, role="MEMBER", joinedAt=AT)
         for group in rng.sample(groups, min(3, fanout)):
-            items.append(edge_item(MEMBER_OF, member, group, {"role": "MEMBER", "since": AT}))
-    return Dataset(
-        fanout,
-        with_counters(items),
-        user.id,
-        hot.id,
-        org.id,
-        [str(m) for m in members],
-    )
+            edge("MEMBER_OF", member, group, role="MEMBER", since=AT)
+    items = demo.build({"time": AT, "nodes": nodes, "edges": edges})
+    return Dataset(fanout, items, user, hot, org, [f"USER#{m}" for m in members])

@@ -6,7 +6,6 @@ and through the proxy holding each call a fixed latency, as a network and Dynamo
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import tempfile
 import time
@@ -18,8 +17,8 @@ import boto3
 
 from graph.bulk import load
 from graph.client import Endpoint, create_table, open_client
-from graph.seed import generate
 from graph.table import Table, to_dynamo
+from models.demo.generate import generated_items
 
 from .control import ProxyControl
 from .markdown import table
@@ -43,7 +42,7 @@ class BulkResult:
 
 def items(count: int) -> list[dict[str, Any]]:
     """``count`` items of a generated graph (users, groups, products, edges, counters)."""
-    graph = generate(
+    graph = generated_items(
         users=max(10, count * 16 // 100),
         groups=max(5, count // 20),
         products=max(10, count // 200),
@@ -51,7 +50,7 @@ def items(count: int) -> list[dict[str, Any]]:
         subscriptions=3,
         seed=1,
     )
-    return list(itertools.islice(graph, count))
+    return graph[:count]
 
 
 def _write(path: Path, data: list[dict[str, Any]]) -> None:

@@ -14,10 +14,10 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from graph.keys import ItemKey, NodeKey
-from graph.model import MEMBER_OF, SUBSCRIBES_TO, Edges, EdgeType, grants_access
+from graph.keys import ItemKey
 from graph.table import GET_BATCH, Item
 
+from .demo import MEMBER_OF, SUBSCRIBES_TO, Edges, EdgeType, NodeKey, grants_access
 from .memory import Memory
 
 __all__ = ["Cost", "Plan", "chain", "nodes", "products_and_access"]

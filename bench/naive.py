@@ -23,9 +23,21 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from graph.client import Endpoint, open_client
-from graph.keys import ItemKey, NodeKey, NodeType, parse_global_id, parse_id
-from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, Edges, EdgeType, grants_access
+from graph.keys import ItemKey
 from graph.table import Item, Table, from_dynamo
+
+from .demo import (
+    HAS_MEMBER,
+    MEMBER_OF,
+    SUBSCRIBES_TO,
+    Edges,
+    EdgeType,
+    NodeKey,
+    NodeType,
+    grants_access,
+    parse_global_id,
+    parse_id,
+)
 
 __all__ = ["create_naive_app", "naive_schema"]
 
@@ -42,7 +54,7 @@ async def get_item(info: Info, key: ItemKey) -> Item | None:
     """One GetItem."""
     table = info.context.table
     response = await table.call(
-        "GetItem", TableName=table.name, Key=key.to_dynamo(), ReturnConsumedCapacity="TOTAL"
+        "GetItem", TableName=table.name, Key=table.layout.key(key), ReturnConsumedCapacity="TOTAL"
     )
     return from_dynamo(response["Item"]) if "Item" in response else None
 

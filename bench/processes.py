@@ -87,10 +87,19 @@ def proxy(upstream: str) -> contextlib.AbstractContextManager[Child]:
     return child("proxy", argv, "/__bench__/stats")
 
 
-def ours_server(dynamodb: str, table: str) -> contextlib.AbstractContextManager[Child]:
-    """Edgewise itself, as users run it: ``edgewise serve`` (uvicorn)."""
+@contextmanager
+def ours_server(dynamodb: str, table: str, workers: int = 1, *flags: str) -> Iterator[Child]:
+    """Edgewise itself, as users run it: ``edgewise serve --workers N [flags]`` (uvicorn), once
+    every worker has started."""
     argv = ["-m", "server", "serve", "--dynamodb", dynamodb, "--table", table, "--no-demo"]
-    return child("ours", [*argv, "--port", "{port}"], "/healthz")
+    argv += ["--workers", str(workers), "--port", "{port}", *flags]
+    with child(f"ours-{workers}", argv, "/healthz") as started:
+        deadline = time.monotonic() + 60
+        while started.log.read_text().count("Application startup complete") < workers:
+            if started.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"not every worker of ours started; see {started.log}")
+            time.sleep(0.1)
+        yield started
 
 
 def naive_server(dynamodb: str, table: str) -> contextlib.AbstractContextManager[Child]:

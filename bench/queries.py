@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graph.keys import NodeKey, NodeType
-from graph.model import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO
-
 from . import minimum
 from .data import Dataset
+from .demo import HAS_MEMBER, MEMBER_OF, SUBSCRIBES_TO, NodeKey, NodeType
 from .memory import Memory
 
 __all__ = ["NAMES", "BenchQuery", "bench_queries"]

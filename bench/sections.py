@@ -8,7 +8,7 @@ from . import fig_bulk, fig_cpu, fig_latency, fig_requests, fig_throughput
 from .fig_requests import short
 from .measure import percentile
 from .profiling import BOTOCORE
-from .queries import NAMES, BenchQuery
+from .queries import NAMES
 from .report import Section
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def requests_text(rows: list[fig_requests.RequestRow]) -> Section:
     if any(r.query.name == "Q3" for r in over):
         findings.append(
             "  Q3's extra BatchGetItem: `hasAccess` reads the (group, product) edge items by key "
-            "(`graph/access.py: has_access`) although the same wave's SUBSCRIBES_TO Queries of "
+            "(the demo's `hasAccess`) although the same wave's SUBSCRIBES_TO Queries of "
             "`products` return those very items; and the `via` groups are read in wave 3 with "
             "the products rather than in wave 2, where their keys are already known."
         )
@@ -149,9 +149,10 @@ def cpu_text(result: fig_cpu.CpuResult) -> Section:
         f"{result.query.label}: 1 user, 100 groups, 300 subscriptions. CPU of the bench process "
         "per request (`time.process_time`), the variants taken in turn, "
         f"{len(result.floor.seconds)} each after 3 warm-ups; medians, and minimums (less "
-        "sensitive to the machine's other load). The floor is graphql-core "
-        "(`graphql.graphql` on `build_schema` of the same shape) with trivial resolvers over "
-        "the same data held as dicts (`bench/floor.py`). The fake DynamoDB (`bench/fake.py`) "
+        "sensitive to the machine's other load); *minor page faults*, medians per request "
+        "(`resource.getrusage`). The floor is graphql-core (`graphql_sync` on `build_schema` "
+        "of the same shape, in a fresh thread: see below) with trivial resolvers over the same "
+        "data held as dicts (`bench/floor.py`). The fake DynamoDB (`bench/fake.py`) "
         "answers `batch_get_item` and `query` from memory in DynamoDB's wire shapes, taking "
         "moto, HTTP and botocore out; the last variant is the real path, the proxy replaying "
         "with 0 ms.",
@@ -160,10 +161,50 @@ def cpu_text(result: fig_cpu.CpuResult) -> Section:
         "",
         f"Ours is {ratio:.1f}x the floor executing the query (target {fig_cpu.TARGET}x) and "
         f"{whole / floor:.1f}x for the whole request over aiobotocore.",
+        "",
+        *_floor_check(result),
         profile,
         *_cpu_reading(result),
     )
     return Section("3. Server CPU per request: Q1 at fan-out 100 against graphql-core", text)
+
+
+def _floor_check(result: fig_cpu.CpuResult) -> list[str]:
+    """How the floor was measured, and what measuring it in the event loop did to the ratios."""
+    floor, old = result.floor, result.variant(fig_cpu.IN_LOOP)
+    whole = result.variants[-1].median
+    cheapest = min(result.sweep, key=lambda t: t.median)
+    dearest = max(result.sweep, key=lambda t: t.median)
+    most = max(result.sweep, key=lambda t: t.median_faults)
+    chosen = next(t for t in result.sweep if floor.name.endswith(f" {t.padding} frames deep"))
+    return [
+        "The floor is measured carefully (`bench/floor.py`): on Python 3.11 the same "
+        "`graphql_sync` call costs more or less depending on how deep the caller's stack is. "
+        "CPython's frame stack grows in 16 KiB chunks, unmapped as soon as the stack falls back "
+        "below them, so recursion that keeps crossing a chunk boundary maps and unmaps memory "
+        "each time (python/cpython#142183, mended in later releases); each crossing shows as "
+        "minor page faults (`resource.getrusage`). In this run, in fresh threads under 0 to "
+        f"{result.sweep[-1].padding} padding frames (about one chunk), {len(result.sweep)} "
+        f"depths x {len(chosen.seconds)} runs: from {cheapest.median * 1e3:.1f} ms to "
+        f"{dearest.median * 1e3:.1f} ms, and from {chosen.median_faults:.0f} to "
+        f"{most.median_faults:.0f} page faults per execution. The floor is taken in a fresh "
+        f"thread at the depth with the fewest ({chosen.padding} frames), one thread per "
+        f"execution, in turn with the other variants: {floor.median * 1e3:.1f} ms and "
+        f"{floor.median_faults:.0f} page faults per execution.",
+        "",
+        "The check of the floor as measured before (`graphql.graphql` in the bench's event "
+        f"loop): {old.median * 1e3:.1f} ms with {old.median_faults:.0f} page faults per "
+        f"execution, {old.median / floor.median:.1f}x the careful floor. Against it, the whole "
+        f"request over aiobotocore would be {whole / old.median:.1f}x instead of "
+        f"{whole / floor.median:.1f}x"
+        + (
+            ": the event-loop floor paid the chunk crossings, which made every ratio to it "
+            "look smaller."
+            if old.median_faults > 10 * max(floor.median_faults, 1)
+            else ": at this depth the event-loop floor paid no chunk crossings, so it was not "
+            "skewed."
+        ),
+    ]
 
 
 def _cpu_reading(result: fig_cpu.CpuResult) -> list[str]:
@@ -183,7 +224,8 @@ def _cpu_reading(result: fig_cpu.CpuResult) -> list[str]:
         "(`name`) is an async resolver awaiting the loader, so each of the query's hundreds of "
         "fields costs a coroutine, event-loop steps and strawberry's per-field wrapper, where "
         "the floor's resolvers are plain lookups (graphql-core alone with async resolvers is "
-        f"{result.variants[1].median / result.floor.median:.1f}x its sync floor). Our own code "
+        f"{result.variant('graphql-core, async').median / result.floor.median:.1f}x its sync "
+        "floor). Our own code "
         f"(graph/, server/) is {ours:.0%}, and turning DynamoDB's wire format into items "
         f"(boto3's TypeDeserializer) {deserialize:.0%}. On the real path botocore's stack costs "
         f"about {botocore * 1e3:.0f} ms per request, {botocore / result.calls * 1e3:.1f} ms per "
@@ -193,24 +235,56 @@ def _cpu_reading(result: fig_cpu.CpuResult) -> list[str]:
 
 
 def throughput_text(
-    results: list[fig_throughput.Throughput], query: BenchQuery, options: Options
+    ours: list[fig_throughput.Throughput], naive: fig_throughput.Throughput, options: Options
 ) -> Section:
-    ratio = results[0].rate / results[1].rate if len(results) > 1 and results[1].rate else 0.0
+    speedup = fig_throughput.speedups(ours)
+    queries = list(dict.fromkeys(r.query for r in ours))
+    most = max(options.workers)
+    findings = [
+        f"- {query}: {most} workers at {n} clients serve "
+        f"{speedup[(query, most, n)] / speedup[(query, 1, n)]:.2f}x the requests per second of 1 "
+        f"worker at {n} clients"
+        for query in queries
+        for n in options.clients
+        if n > 1 and (query, most, n) in speedup and speedup.get((query, 1, n))
+    ]
+    same = next((r for r in ours if r.query == naive.query and r.clients == naive.clients), None)
     text = _lines(
-        f"{query.label}, {options.clients} concurrent clients (aiohttp, in the bench process) "
-        f"for {options.duration:.0f} s against each server as a uvicorn child process: ours is "
-        "`edgewise serve --dynamodb <proxy>`, naive `python -m bench.naive`, both with "
-        "uvicorn's defaults (access log included); the proxy replays with "
-        f"{options.latency * 1000:.0f} ms per DynamoDB call. Client, server and proxy share the "
-        f"machine's cores. Replay misses: {sum(r.misses for r in results)}.",
+        f"{', '.join(queries)}: {', '.join(map(str, options.clients))} concurrent clients "
+        "(aiohttp, in the bench process, each sending its next request as soon as the last "
+        f"answers) for {options.duration:.0f} s per cell, after {fig_throughput.WARM_SECONDS:.0f} "
+        "s of warm-up per query on each fresh server. Ours is `edgewise serve --dynamodb "
+        f"<proxy> --workers N {' '.join(fig_throughput.PATIENT)}` for N = "
+        f"{', '.join(map(str, options.workers))} (a long deadline and read timeout, so that "
+        "requests queueing behind 64 clients are measured, not failed), with uvicorn's "
+        f"defaults (access log included) and {fig_throughput.uvicorn_speedups()} installed "
+        "(uvicorn's `auto` loop and HTTP parser use them); the proxy replays with "
+        f"{options.latency * 1000:.0f} ms per DynamoDB call. Ratios are to the 1-worker "
+        "1-client figure of the same query in this run: requests per second (higher is "
+        "better) and latency (lower is better). p99 is over the cell's requests, so with few "
+        "requests (1 client, Q1@100) it is close to the maximum. The bench client, the proxy "
+        "and the servers share the machine's cores, so more workers than the cores left free "
+        "cannot help, and the client's own CPU bounds the highest rates.",
         "",
-        fig_throughput.render(results, query, options.latency),
+        fig_throughput.render(ours),
+        "",
+        *findings,
+        "",
+        f"The naive baseline (`python -m bench.naive` under uvicorn, one process) for "
+        f"comparison, {naive.query} at {naive.clients} clients:",
+        "",
+        fig_throughput.render_naive([naive], options.latency),
         *(
-            ["", f"Ours serves {ratio:.1f}x the naive baseline's requests per second."]
-            * (ratio > 0)
+            [
+                "",
+                f"Ours (1 worker) serves {same.rate / naive.rate:.1f}x the naive baseline's "
+                "requests per second.",
+            ]
+            if same is not None and naive.rate
+            else []
         ),
     )
-    title = f"4. Requests per second: {query.label}, {options.clients} clients, uvicorn"
+    title = "4. Requests per second and latency under concurrent clients: workers 1 and 2"
     return Section(title, text)
 
 
@@ -222,7 +296,8 @@ def bulk_text(results: list[fig_bulk.BulkResult]) -> Section:
     )
     delayed = results[2].setup if len(results) > 2 else ""
     text = _lines(
-        "Items of `graph.seed.generate` (users, groups, products, their edges, counters and "
+        "Items of `models.demo.generate.generated_items` (users, groups, products, their edges, "
+        "counters and "
         "email items) into fresh tables on the bench's moto. *edgewise load* is "
         "`graph.bulk.load` on the items written as DynamoDB JSON, timed from validating the "
         "file to the last write; *boto3* is `Table.batch_writer` putting the same items from "

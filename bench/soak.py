@@ -37,8 +37,8 @@ from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.seed import demo_items, generate
 from graph.table import Table
+from models.demo.generate import demo_items, generated_items
 from tests.faults import TARGET_PREFIX, FaultProxy, Faults, _amz_error, _Request, _Response
 
 from .processes import ROOT, ours_server
@@ -135,7 +135,7 @@ async def seed(url: str) -> int:
     async with open_client(Endpoint(url)) as client:
         await create_table(client, TABLE)
         table = Table(client, TABLE)
-        items = [*demo_items(), *generate(USERS, GROUPS, PRODUCTS, 3, 3, seed=6)]
+        items = [*demo_items(), *generated_items(USERS, GROUPS, PRODUCTS, 3, 3, seed=6)]
         return int(await table.batch_write(items))
 
 
@@ -670,7 +670,8 @@ def append_results(path: Path, r: Data, command: str) -> None:
         f"`{command}` (issue 6, item 8): `edgewise serve` (uvicorn child process) against a "
         f"seeded `tests.faults.FaultProxy` throttling {r['throttle']:.0%} of every DynamoDB "
         "call (ProvisionedThroughputExceeded or Throttling) in front of moto, holding the demo "
-        f"data plus `graph.seed.generate({USERS} users, {GROUPS} groups, {PRODUCTS} products)`. "
+        "data plus `models.demo.generate.generated_items("
+        f"{USERS} users, {GROUPS} groups, {PRODUCTS} products)`. "
         f"{r['clients']} aiohttp clients in the bench process each loop: create a user and a "
         "group, addGroupMember, read members, updateGroup with expectedVersion, openTicket, read, "
         "closeTicket, removeGroupMember, read, deleteGroup, deleteUser, read; every mutation is "

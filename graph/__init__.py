@@ -1,7 +1,7 @@
 """The data layer: DynamoDB only, no GraphQL or HTTP."""
 
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
-from .keys import ItemKey, NodeKey, NodeType
+from .keys import ItemKey
 from .table import Item, Page, RetryPolicy, Table, Trace
 
 __all__ = [
@@ -10,8 +10,6 @@ __all__ = [
     "EdgewiseError",
     "Item",
     "ItemKey",
-    "NodeKey",
-    "NodeType",
     "NotFound",
     "Page",
     "RetryPolicy",

@@ -73,7 +73,7 @@ async def probe(table: Table) -> Capabilities:
     ``transactions=None``."""
     endpoint = str(table.client.meta.endpoint_url)
     try:
-        described = (await table.call("DescribeTable", TableName=table.name))["Table"]
+        described = await table.describe()
         types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
         names = [k["AttributeName"] for k in described["KeySchema"]]
         key: dict[str, Any] = {name: PROBE_VALUES[types[name]] for name in names}

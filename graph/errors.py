@@ -9,10 +9,7 @@ __all__ = [
     "BadUserInput",
     "Conflict",
     "EdgewiseError",
-    "Forbidden",
     "NotFound",
-    "QueryTooComplex",
-    "Unauthenticated",
     "Unavailable",
     "cancellation_codes",
     "error_code",
@@ -34,40 +31,26 @@ RETRYABLE_CODES = frozenset(
 
 
 class EdgewiseError(Exception):
-    """The root of every error Edgewise raises on purpose; ``code`` is the GraphQL error code."""
+    """The root of every error Edgewise raises on purpose (``server.errors`` gives each class
+    its GraphQL error code)."""
 
-    code = "INTERNAL_SERVER_ERROR"
     attempts = 1  # how many times the failed DynamoDB call was sent
 
 
 class BadUserInput(EdgewiseError):
-    code = "BAD_USER_INPUT"
+    """An argument, id or value the client must change."""
 
 
 class NotFound(EdgewiseError):
-    code = "NOT_FOUND"
+    """A node or edge a write names does not exist."""
 
 
 class Conflict(EdgewiseError):
-    code = "CONFLICT"
-
-
-class Unauthenticated(EdgewiseError):
-    code = "UNAUTHENTICATED"
-
-
-class Forbidden(EdgewiseError):
-    code = "FORBIDDEN"
-
-
-class QueryTooComplex(EdgewiseError):
-    code = "QUERY_TOO_COMPLEX"
+    """A write lost to the table's state (a version, a unique value, a race): read again."""
 
 
 class Unavailable(EdgewiseError):
     """DynamoDB is still failing after the retry policy gave up."""
-
-    code = "UNAVAILABLE"
 
 
 def error_code(exc: BaseException) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -14,12 +13,10 @@ from typing import Any
 from model import EdgeType, KeyValueError, Model, NodeType, Template
 
 from .errors import BadUserInput
-from .keys import ItemKey
+from .keys import ItemKey, validate_id
 from .table import Layout
 
 __all__ = ["Codec", "Ref", "shard_of"]
-
-_ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 
 
 def shard_of(node_id: str, shards: int) -> int:
@@ -181,11 +178,3 @@ class Codec:
         if which == "from":
             return Ref(self.model.types[edge.source], ItemKey(key.pk, key.pk))
         return Ref(self.model.types[edge.target], ItemKey(key.sk, key.sk))
-
-
-def validate_id(raw: str) -> str:
-    if not _ID.fullmatch(raw):
-        raise BadUserInput(
-            f"invalid id {raw[:140]!r}: ids are 1 to 128 characters of A-Z a-z 0-9 _ . : @ -"
-        )
-    return raw

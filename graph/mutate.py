@@ -376,8 +376,13 @@ class Writer:
         action.on_fail = stale
         action.leaves = new
         actions = [action, *self._claims(node, key, before, after)]
-        actions += await self._copies(node, key, before, after)
-        await self._commit(actions)
+        copies = await self._copies(node, key, before, after)
+        if len(actions) + len(copies) > MAX_ACTIONS and copies:  # the rest in further writes
+            room = max(MAX_ACTIONS - len(actions), 0)
+            await self._commit(actions + copies[:room])
+            await self._refresh(node, key, before, after, copies[room:])
+            return new
+        await self._commit(actions + copies)
         return new
 
     def _owned(self, node: NodeType, attr: str) -> bool:
@@ -391,7 +396,9 @@ class Writer:
     async def _copies(
         self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
     ) -> list[_Action]:
-        """Updates of the edges that copy a changed field of this node."""
+        """Updates of the edges that copy a changed field of this node: the copies and the
+        index attributes built from them (a copy that became null is removed), each on the
+        condition that the edge still exists (a removed edge is not written back)."""
         actions: list[_Action] = []
         for edge in self.model.edges.values():
             for end in ("from", "to"):
@@ -402,18 +409,78 @@ class Writer:
                     before.get(f.source or "") != after.get(f.source or "") for f in copies.values()
                 ):
                     continue
+                other = "to" if end == "from" else "from"
+                owned = {f.attribute for f in edge.fields.values() if f.kind == "copy"}
+                owned |= {w.index.pk for w in edge.indexes}
+                owned |= {w.index.sk for w in edge.indexes if w.index.sk}
                 for item in await self._edges_at(edge, key, end):
                     source = self.codec.end(edge, item, "from")
                     target = self.codec.end(edge, item, "to")
                     plain = {
                         n: item.get(f.attribute) for n, f in edge.fields.items() if f.kind != "copy"
                     }
-                    ends = {end: after, ("to" if end == "from" else "from"): {}}
-                    fresh = self.edge_item(edge, source, target, plain, ends)
+                    kept = {  # the other end's copies stay as they are
+                        f.source or "": item.get(f.attribute)
+                        for f in edge.fields.values()
+                        if f.kind == "copy" and f.end == other
+                    }
+                    fresh = self.edge_item(edge, source, target, plain, {end: after, other: kept})
                     sets = {k: v for k, v in fresh.items() if item.get(k) != v}
-                    if sets:
-                        actions.append(self._update(self.layout.item_key(item), sets))
+                    removes = [a for a in owned if a in item and a not in fresh]
+                    if sets or removes:
+                        edge_key = self.layout.item_key(item)
+                        action = self._update(edge_key, sets, removes)
+                        action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
+                        gone = f"{edge.label} edge {edge_key.pk} / {edge_key.sk} was removed"
+                        action.on_fail = _always(_Changed(f"{gone} concurrently; try again"))
+                        actions.append(action)
         return actions
+
+    async def _refresh(
+        self,
+        node: NodeType,
+        key: ItemKey,
+        before: Mapping[str, Any],
+        after: Mapping[str, Any],
+        updates: list[_Action],
+    ) -> None:
+        """Copies that did not fit in the update's transaction: written in further transactions
+        of up to 99 edges, each checking that the node still holds the values copied. When it
+        does not, a later update changed them and refreshes the copies itself: this one stops.
+        An edge removed meanwhile makes it list the edges again."""
+        for _ in range(ATTEMPTS):
+            try:
+                for start in range(0, len(updates), MAX_ACTIONS - 1):
+                    check = self._holds(node, key, after)
+                    await self._commit([check, *updates[start : start + MAX_ACTIONS - 1]])
+                return
+            except _Superseded:
+                return
+            except _Changed:
+                updates = await self._copies(node, key, before, after)
+        raise Conflict(f"the edges of {node.name} {key.pk} keep changing; update it again")
+
+    def _holds(self, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> _Action:
+        """A check that the node exists and holds ``after``'s values of its copied fields."""
+        action = self._exists(key, _always(_Superseded()))
+        e = action.expr
+        for edge in self.model.edges.values():
+            for f in edge.fields.values():
+                copied = node.fields.get(f.source or "")
+                ends = edge.source if f.end == "from" else edge.target
+                if f.kind != "copy" or ends != node.name or copied is None:
+                    continue
+                if copied.kind != "value":  # a key field does not change; a stamp always does
+                    continue
+                value = after.get(copied.name)
+                name = e.name(copied.attribute)
+                test = (
+                    f"attribute_not_exists({name})"
+                    if value is None
+                    else f"{name} = {e.value(value)}"
+                )
+                action.condition = f"{action.condition} AND {test}"
+        return action
 
     async def _edges_at(self, edge: EdgeType, key: ItemKey, end: str) -> list[Item]:
         """Every ``edge`` item whose ``end`` is the node at ``key``."""
@@ -740,6 +807,10 @@ class _Changed(Conflict):
 
 class _Missing(EdgewiseError):
     pass
+
+
+class _Superseded(EdgewiseError):
+    """A later update changed the copied values: it refreshes the copies."""
 
 
 def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item]:

@@ -43,11 +43,9 @@ def _explain(table: Table, operation: str, exc: EdgewiseError) -> EdgewiseError:
 async def describe(table: Table) -> dict[str, Any]:
     """DescribeTable's ``Table``: key schema, attribute types, indexes, approximate count."""
     try:
-        response = await table.call("DescribeTable", TableName=table.name)
+        return await table.describe()
     except EdgewiseError as exc:
         raise _explain(table, "DescribeTable", exc) from exc
-    described: dict[str, Any] = response["Table"]
-    return described
 
 
 async def sample(

@@ -285,6 +285,12 @@ class Table:
             await asyncio.sleep(delay)
             params = {**params, pending_key: remainder}
 
+    async def describe(self) -> dict[str, Any]:
+        """DescribeTable's ``Table``: key schema, attribute types, indexes, approximate count."""
+        response = await self.call("DescribeTable", TableName=self.name)
+        described: dict[str, Any] = response["Table"]
+        return described
+
     async def get_many(self, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
         """BatchGetItem: distinct keys in chunks of 100 sent together; missing keys are absent."""
         distinct = list(dict.fromkeys(keys))

@@ -252,6 +252,10 @@ class _Compiler:
     def field(self, path: Path, name: str, decl: s.FieldDecl, owner: str) -> Field | None:
         if isinstance(decl, str):
             decl = s.FieldSpec(type=decl)
+        if decl.model_fields_set & {"path", "where", "shape"}:  # a transitive path
+            from .paths import path_field
+
+            return path_field(self, path, name, decl)
         kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]
         if len(kinds) > 1:
             self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
@@ -528,6 +532,22 @@ class _Compiler:
                     )
                     continue
                 source = end_node.fields[compiled.source or ""]
+                declared = decl.type if isinstance(decl, s.FieldSpec) else None
+                if source.kind not in ("value", "key", "stamp"):
+                    self.problem(
+                        (*path, "fields", field_name, "copyOf"),
+                        f"{compiled.end}.{compiled.source} is a {source.kind} field, not a "
+                        "stored value; copy a field stored on the node's item",
+                    )
+                    continue
+                if declared is not None and TypeRef.parse(declared) != source.type:
+                    self.problem(
+                        (*path, "fields", field_name, "type"),
+                        f"a copy has its source's type: {compiled.end}.{compiled.source} is "
+                        f"{source.type}, not {declared}; write `type: {source.type}` or leave "
+                        "the type out",
+                    )
+                    continue
                 compiled = Field(
                     field_name,
                     source.type,
@@ -542,6 +562,17 @@ class _Compiler:
                 continue
             fields[field_name] = compiled
         writes = self.index_writes(path, e.indexes, set(fields) | {"from", "to"}, False)
+        incoming = any(w.index.name and set(w.pk.placeholders) <= {"to"} for w in writes) or any(
+            i.pk == self.file.table.sort_key for i in self.indexes.values()
+        )
+        for field_name, f in fields.items():  # a copy of `to` is refreshed from its edges
+            if f.kind == "copy" and f.end == "to" and not incoming:
+                self.problem(
+                    (*path, "fields", field_name, "copyOf"),
+                    f"to.{f.source} cannot be kept in sync: no index lists a {e.to}'s incoming "
+                    f"{label} edges; add an inverted index (its pk the table's sort key) or "
+                    f'edges.{label}.indexes with a pk of {{to}} alone (e.g. "TO#{{to}}")',
+                )
         forward = None
         if e.forward is not None:
             spec = s.EdgeEnd(field=e.forward) if isinstance(e.forward, str) else e.forward
@@ -1038,6 +1069,9 @@ def _overlap(a: Template, b: Template) -> bool:
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:
     compiler = _Compiler(file, name)
     model = compiler.compile()
+    from .paths import compile_walks  # path fields follow edges: checked once edges are known
+
+    compile_walks(file, model, compiler.problem, did_you_mean)
     if file.access is not None:
         from dataclasses import replace
 

@@ -169,6 +169,31 @@ class FieldSpec(Spec):
         description="A String's format, checked on every write by a mutation: `email` is "
         "name@domain.tld, at most 254 characters, no whitespace.",
     )
+    path: list[GraphQLName] | None = Field(
+        None,
+        description="A transitive path: the edge fields followed from this type, hop by hop "
+        "(`[groups, subscriptions]`: User.groups, then Group.subscriptions). The field's type "
+        "says what it answers: `[T!]!` (T the type the path ends at) each node reached, once, "
+        "in the order first reached; `[O!]!` (O a type under `objects:`) one O per node "
+        "reached, filled as `shape` says; `Boolean!` with one `ID!` under `arguments` whether "
+        "the node that argument names (a bare or global id) is reached.",
+    )
+    where: dict[str, object] | None = Field(
+        None,
+        description="A path's filter on its last edge's fields; every entry must hold. "
+        "`field: value`: equals (null: absent or null); `field: {eq, ne, lt, lte, gt, gte: "
+        "value, in: [values]}`: each operator given holds (an absent value is null: it equals "
+        "only null and orders with nothing); `or: [filter, …]`: one of them holds. `now` is the "
+        "time of the request, for Date and DateTime fields.",
+    )
+    shape: dict[GraphQLName, str | int] | None = Field(
+        None,
+        description="What fills each field of a path's object: the last hop (named by its edge "
+        "field) fills the field holding the node reached; an earlier hop fills a list field "
+        "with the nodes of that hop the node is reached through, in order "
+        "(`{product: subscriptions, via: groups}`). Name a hop by its position (1 for the "
+        "first) where the path follows one edge field twice.",
+    )
 
 
 FieldDecl = str | FieldSpec
@@ -272,7 +297,8 @@ class QuerySpec(Spec):
 
 
 class ObjectSpec(Spec):
-    """A plain output type (no key, not stored) that hook fields and mutations return."""
+    """A plain output type (no key, not stored) that path fields, hook fields and mutations
+    return."""
 
     description: str | None = None
     fields: dict[GraphQLName, FieldDecl]

@@ -10,6 +10,7 @@ from .templates import Template
 
 if TYPE_CHECKING:
     from .access import Access
+    from .paths import Walk
 
 __all__ = [
     "SCALARS",
@@ -32,7 +33,7 @@ __all__ = [
 SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID", "Date", "DateTime", "JSON"})
 SHARD = "shard"
 
-FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp"]
+FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp", "path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,8 @@ class Field:
     ``kind``: ``value`` (an attribute), ``key`` (a key placeholder: its attribute when the item
     has one, else parsed from the key), ``ref`` (the node whose key is ``source``'s value),
     ``first``/``sum`` (over ``collection``), ``copy`` (of an edge end's field), ``hook``,
-    ``stamp`` (``createdAt``/``updatedAt``, written by Edgewise, read-only).
+    ``stamp`` (``createdAt``/``updatedAt``, written by Edgewise, read-only), ``path`` (a
+    transitive path along edge fields, ``walk``).
     """
 
     name: str
@@ -99,6 +101,7 @@ class Field:
     initial: str | int | float | bool | None = None  # written at creation, not an argument
     length: tuple[int, int] | None = None  # a String's fewest and most characters
     format: str | None = None  # a String's format: "email"
+    walk: Walk | None = None  # path: the hops, the filter on the last edge, the answer's shape
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from graph.mutate import Writer
 from graph.table import RetryPolicy, Table
 
 from . import metrics, playground
-from .auth import Authenticator, authenticator_from_env
+from .auth import Authenticator
 from .cors import cors
 from .engine import Engine, engine_for
 from .http import graphql
@@ -103,7 +103,7 @@ async def healthz(request: Request) -> Response:
 async def readyz(request: Request) -> Response:
     table: Table = request.app.state.table
     try:
-        await table.call("DescribeTable", TableName=table.name)
+        await table.describe()
     except Exception as exc:
         return PlainTextResponse(f"DynamoDB is not ready: {exc}", status_code=503)
     state = request.app.state
@@ -139,11 +139,17 @@ def create_app(
     """The app. Pass ``table`` to serve an already-open table (tests); otherwise the lifespan
     opens one client for the process from ``settings``, probes the endpoint's capabilities
     (unless ``capabilities`` are given: ``edgewise serve`` probed already) and closes the client
-    at shutdown. Keys, limits and the tracer provider (``OTEL_*``, see :mod:`server.telemetry`)
-    come from the environment unless given."""
+    at shutdown. Keys and limits come from ``settings`` unless given, the tracer provider from
+    ``OTEL_*`` (see :mod:`server.telemetry`)."""
     settings = settings or Settings()
     engine = engine_for(settings.model)
-    authenticator = authenticator or authenticator_from_env()
+    authenticator = authenticator or Authenticator(
+        settings.jwt_secret,
+        settings.jwt_jwks,
+        settings.jwt_issuer,
+        settings.jwt_audience,
+        settings.jwt_jwks_timeout,
+    )
     if not authenticator.configured:
         if settings.production:
             raise SystemExit(
@@ -195,7 +201,7 @@ def create_app(
         settings.persisted_queries_cache_bytes,
     )
     app.state.authenticator = authenticator
-    app.state.limits = limits or Limits.from_env()
+    app.state.limits = limits or settings.limits
     app.state.schema = engine.schema(settings.production, settings.read_only)
     app.state.make_context = engine.context_factory()
     app.state.capabilities = capabilities

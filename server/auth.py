@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jwt
 
-from graph.errors import EdgewiseError, Unauthenticated
-from graph.keys import NodeKey, NodeType, validate_id
+from graph.errors import EdgewiseError
+from graph.keys import validate_id
 
+from .errors import Unauthenticated
 from .jwks import TIMEOUT, RemoteJwks, is_url
 
-__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "authenticator_from_env"]
+__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated"]
 
 LEEWAY = 60  # seconds of clock skew allowed on exp / nbf / iat
 KEY_TYPES = {"RS256": "RSA", "ES256": "EC"}  # asymmetric algorithms and their JWK key type
@@ -23,9 +23,10 @@ KEY_TYPES = {"RS256": "RSA", "ES256": "EC"}  # asymmetric algorithms and their J
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is asking: a user (``user`` is its key) and whether they hold the ``admin`` role."""
+    """Who is asking: the token's subject (the bare id of a node of the model's ``access``
+    principal type) and whether they hold the ``admin`` role."""
 
-    user: NodeKey | None
+    subject: str | None
     admin: bool
 
 
@@ -102,17 +103,7 @@ class Authenticator:
         roles = claims.get("roles") or []
         admin = isinstance(roles, list) and "admin" in roles
         try:
-            user = NodeKey(NodeType.USER, validate_id(str(claims["sub"])))
+            subject = validate_id(str(claims["sub"]))
         except EdgewiseError:
-            raise Unauthenticated("invalid token: sub is not a user id") from None
-        return Principal(user, admin)
-
-
-def authenticator_from_env() -> Authenticator:
-    return Authenticator(
-        secret=os.environ.get("EDGEWISE_JWT_SECRET") or None,
-        jwks=os.environ.get("EDGEWISE_JWT_JWKS") or None,
-        issuer=os.environ.get("EDGEWISE_JWT_ISSUER") or None,
-        audience=os.environ.get("EDGEWISE_JWT_AUDIENCE") or None,
-        jwks_timeout=float(os.environ.get("EDGEWISE_JWT_JWKS_TIMEOUT") or TIMEOUT),
-    )
+            raise Unauthenticated("invalid token: sub is not an id") from None
+        return Principal(subject, admin)

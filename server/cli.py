@@ -7,7 +7,6 @@ import asyncio
 import itertools
 import json
 import logging
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from tqdm import tqdm
 from graph.bulk import dump, load, validate
 from graph.capabilities import Capabilities
 from graph.client import (
+    CLIENTS,
     Endpoint,
     client_config,
     cloudformation_table,
@@ -26,22 +26,18 @@ from graph.client import (
     table_definition,
 )
 from graph.errors import EdgewiseError
-from graph.seed import demo_items, generate
 from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, ModelError, json_schema, load_model
 
-from .cors import parse_origins
 from .engine import DEMO, Engine, engine_for
 from .logs import FORMATS, configure
-from .persisted import DEFAULT_CACHE_BYTES
-from .settings import DEFAULT_CLIENT, Settings, client_choice, env_flag
+from .settings import Settings, load_settings
 from .summary import summary
 from .version import version
 
 __all__ = ["main"]
 
 CHUNK = 2000
-FALSE = ("0", "false", "no", "off")
 
 
 def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) -> None:
@@ -52,12 +48,10 @@ def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) ->
     )
     parser.add_argument(
         "--dynamodb",
-        default=os.environ.get("EDGEWISE_DYNAMODB", "embedded"),
         help=f"{where}, e.g. http://127.0.0.1:8001 (env EDGEWISE_DYNAMODB)",
     )
     parser.add_argument(
         "--table",
-        default=os.environ.get("EDGEWISE_TABLE"),
         help="table name (env EDGEWISE_TABLE; default: the model's, `graph` for the demo)",
     )
     _model_flag(parser)
@@ -66,7 +60,6 @@ def _connection_flags(parser: argparse.ArgumentParser, serving: bool = False) ->
 def _model_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
-        default=os.environ.get("EDGEWISE_MODEL", "demo"),
         metavar="M",
         help=f"a model file (YAML) or a shipped model: {', '.join(SHIPPED)} "
         "(env EDGEWISE_MODEL; default demo)",
@@ -84,17 +77,6 @@ def _engine(args: argparse.Namespace) -> Engine:
     return engine
 
 
-def _env_flag(name: str) -> bool | None:
-    value = os.environ.get(name, "").strip().lower()
-    if not value:
-        return None
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise SystemExit(f"{name}={value!r}: use 1 or 0")
-
-
 def _endpoint(args: argparse.Namespace) -> Endpoint:
     if args.dynamodb == "embedded":
         raise SystemExit(
@@ -102,6 +84,28 @@ def _endpoint(args: argparse.Namespace) -> Endpoint:
             "pass --dynamodb URL (or aws), or set EDGEWISE_DYNAMODB"
         )
     return Endpoint.parse(args.dynamodb)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    """The process's settings: the flags given, else ``EDGEWISE_*``, else the defaults; the
+    flags left out are filled in from them."""
+    fields = Settings.model_fields
+    given = {k: v for k, v in vars(args).items() if k in fields and v is not None}
+    settings = load_settings(given, who=f"edgewise {args.command}")
+    for name in fields:
+        if getattr(args, name, False) is None:
+            setattr(args, name, getattr(settings, name))
+    return settings
+
+
+def _workers(value: str) -> int:
+    """``--workers`` (or EDGEWISE_WORKERS): a whole number of processes, 1 or more."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: use a whole number of processes, 1 or more (--workers N or "
+            "EDGEWISE_WORKERS=N)"
+        )
+    return int(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,21 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the API under uvicorn")
     serve.add_argument(
         "--host",
-        default=os.environ.get("EDGEWISE_HOST", "127.0.0.1"),
         help="interface (env EDGEWISE_HOST; default 127.0.0.1)",
     )
     serve.add_argument(
         "--port",
         type=int,
-        default=int(os.environ.get("EDGEWISE_PORT", 8000)),
         help="port (env EDGEWISE_PORT; default 8000)",
     )
     _connection_flags(serve, serving=True)
     serve.add_argument(
         "--demo",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="load the demo data into the embedded DynamoDB (default on)",
+        help="load the model's sample data into the embedded DynamoDB (env EDGEWISE_DEMO; "
+        "default on)",
     )
     serve.add_argument(
         "--data-file",
@@ -140,20 +142,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--production",
         action="store_true",
-        default=env_flag("EDGEWISE_PRODUCTION"),
+        default=None,
         help="require a JWT key; no playground, introspection or suggestions; trace for admins "
         "(env EDGEWISE_PRODUCTION=1)",
     )
     serve.add_argument(
         "--read-only",
         action="store_true",
-        default=env_flag("EDGEWISE_READ_ONLY"),
+        default=None,
         help="serve queries only: the schema has no mutations, and an endpoint without "
         "TransactWriteItems (e.g. dynalite) is accepted (env EDGEWISE_READ_ONLY=1)",
     )
     serve.add_argument(
         "--cors-origin",
         action="append",
+        dest="cors_origins",
         metavar="ORIGIN",
         help="an origin whose browser pages may call the API, e.g. http://localhost:5173; "
         "repeat for more (env EDGEWISE_CORS_ORIGINS, comma-separated). Default: any origin (*), "
@@ -162,7 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--persisted-queries",
         action=argparse.BooleanOptionalAction,
-        default=os.environ.get("EDGEWISE_PERSISTED_QUERIES", "1").lower() not in FALSE,
         help="automatic persisted queries, Apollo's protocol (default on; "
         "--no-persisted-queries answers PERSISTED_QUERY_NOT_SUPPORTED; env "
         "EDGEWISE_PERSISTED_QUERIES=0)",
@@ -171,7 +173,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--persisted-queries-only",
         type=Path,
         metavar="FILE",
-        default=os.environ.get("EDGEWISE_PERSISTED_QUERIES_ONLY") or None,
         help="run only the operations of this manifest (Apollo's persisted-query-manifest.json "
         "or GraphQL Code Generator's persisted-documents.json) and refuse any other "
         "(env EDGEWISE_PERSISTED_QUERIES_ONLY)",
@@ -179,25 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--deadline",
         type=float,
-        default=float(os.environ.get("EDGEWISE_DEADLINE", 10)),
-        help="seconds a request's DynamoDB calls may take, retries included (default 10)",
+        help="seconds a request's DynamoDB calls may take, retries included "
+        "(env EDGEWISE_DEADLINE; default 10)",
     )
     serve.add_argument(
         "--connect-timeout",
         type=float,
-        default=float(os.environ.get("EDGEWISE_CONNECT_TIMEOUT", 2)),
-        help="seconds to connect to DynamoDB (default 2)",
+        help="seconds to connect to DynamoDB (env EDGEWISE_CONNECT_TIMEOUT; default 2)",
     )
     serve.add_argument(
         "--read-timeout",
         type=float,
-        default=float(os.environ.get("EDGEWISE_READ_TIMEOUT", 5)),
-        help="seconds to wait for one DynamoDB response (default 5)",
+        help="seconds to wait for one DynamoDB response (env EDGEWISE_READ_TIMEOUT; default 5)",
     )
     serve.add_argument(
         "--client",
-        default=os.environ.get("EDGEWISE_CLIENT", DEFAULT_CLIENT),
-        metavar="{lean,botocore}",
+        choices=CLIENTS,
         help="the DynamoDB data plane: lean (aiohttp, botocore's signer, orjson; the default) or "
         "botocore (aioboto3 for every call, as before); the control plane is always aioboto3 "
         "(env EDGEWISE_CLIENT)",
@@ -205,22 +203,27 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--metrics",
         action=argparse.BooleanOptionalAction,
-        default=None,
         help="serve Prometheus metrics on /metrics (env EDGEWISE_METRICS=1|0; default on, "
         "off under --production)",
     )
     serve.add_argument(
         "--log-format",
         choices=FORMATS,
-        default=(os.environ.get("EDGEWISE_LOG_FORMAT") or "text").strip().lower(),
         help="text, or json: one JSON object a line, access log included "
         "(env EDGEWISE_LOG_FORMAT; default text)",
     )
     serve.add_argument(
         "--shutdown-timeout",
         type=float,
-        default=30.0,
-        help="seconds SIGTERM waits for in-flight requests before stopping (default 30)",
+        help="seconds SIGTERM waits for in-flight requests before stopping "
+        "(env EDGEWISE_SHUTDOWN_TIMEOUT; default 30)",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N",
+        help="worker processes sharing the port (env EDGEWISE_WORKERS; default 1). More than 1 "
+        "uses more cores; the embedded DynamoDB stays one process, filled once by the parent",
     )
 
     create = commands.add_parser("create-table", help="create the table and indexes; idempotent")
@@ -293,13 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     infer.add_argument(
         "--dynamodb",
-        default=os.environ.get("EDGEWISE_DYNAMODB"),
         metavar="D",
         help="an endpoint URL or aws (env EDGEWISE_DYNAMODB)",
     )
     infer.add_argument(
         "--table",
-        default=os.environ.get("EDGEWISE_TABLE"),
         metavar="T",
         help="the table (env EDGEWISE_TABLE)",
     )
@@ -333,31 +334,24 @@ async def _write_all(
 
 def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
-    generate_demo = engine.name == DEMO and any((args.users, args.groups, args.products))
-    if not generate_demo:  # the generator writes the demo's items
-        if any((args.users, args.groups, args.products)):
-            raise SystemExit(
-                f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "
-                f"model {args.model} run `edgewise seed --model {args.model}` (its sample data)"
-            )
+    counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
+    generating = any(counts[:3])
+    if generating and engine.name != DEMO:
+        raise SystemExit(
+            f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "
+            f"model {args.model} run `edgewise seed --model {args.model}` (its sample data)"
+        )
+    if not generating or args.demo:
         items = engine.sample_items(Table(None, args.table, layout=engine.layout))
-        written = asyncio.run(_write_all(args, items, len(items), engine.layout))
-    elif args.demo:
-        items = demo_items()
-        written = asyncio.run(_write_all(args, items, len(items), engine.layout))
     else:
-        counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
-        if min(counts) < 0 or not any(counts[:3]):
+        if min(counts) < 0:
             raise SystemExit("edgewise seed: pass --demo, or --users/--groups/--products >= 0")
         if args.users and args.memberships and not args.groups:
             raise SystemExit("edgewise seed: users can only join groups: pass --groups N")
-        total = (
-            args.users * (2 + min(args.memberships, args.groups))  # user, email claim, edges
-            + args.groups * (1 + min(args.subscriptions, args.products))
-            + args.products
-        )
-        items_iter = generate(*counts, seed=args.random_seed)
-        written = asyncio.run(_write_all(args, items_iter, total, engine.layout))
+        from models.demo.generate import generated_items  # the demo's own generator
+
+        items = generated_items(*counts, seed=args.random_seed)
+    written = asyncio.run(_write_all(args, items, len(items), engine.layout))
     print(f"wrote {written} items to table {args.table!r}")
 
 
@@ -385,8 +379,7 @@ def _dump(args: argparse.Namespace) -> None:
     async def run() -> int:
         async with open_client(endpoint) as client:
             table = Table(client, args.table, layout=layout)
-            described = await table.call("DescribeTable", TableName=table.name)
-            estimate = described["Table"].get("ItemCount") or None  # approximate on AWS
+            estimate = (await table.describe()).get("ItemCount") or None  # approximate on AWS
             with tqdm(total=estimate, unit="items", desc="dumping", file=sys.stderr) as bar:
                 return await dump(table, args.file, progress=bar.update)
 
@@ -425,55 +418,35 @@ def _serve(args: argparse.Namespace) -> None:
 
     from .app import create_app
 
-    if args.data_file is not None and args.dynamodb != "embedded":
+    settings: Settings = args.settings
+    if settings.data_file is not None and settings.dynamodb != "embedded":
         raise SystemExit(
             "edgewise serve: --data-file only applies to the embedded DynamoDB, not --dynamodb "
-            + args.dynamodb
+            + settings.dynamodb
         )
-    _engine(args)  # an invalid model never starts a server
-    if args.log_format not in FORMATS:
-        raise SystemExit(
-            f"edgewise serve: EDGEWISE_LOG_FORMAT={args.log_format!r}: use {' or '.join(FORMATS)}"
-        )
-    configure(args.log_format)
-    settings = Settings(
-        args.dynamodb,
-        args.table,
-        args.demo,
-        args.data_file,
-        args.production,
-        args.connect_timeout,
-        args.read_timeout,
-        args.deadline,
-        args.shutdown_timeout,
-        args.model,
-        metrics=args.metrics if args.metrics is not None else _env_flag("EDGEWISE_METRICS"),
-        cors_origins=parse_origins(
-            args.cors_origin or [os.environ.get("EDGEWISE_CORS_ORIGINS", "")]
-        ),
-        persisted_queries=args.persisted_queries,
-        persisted_queries_only=args.persisted_queries_only,
-        persisted_queries_cache_bytes=int(
-            os.environ.get("EDGEWISE_PERSISTED_QUERIES_CACHE_BYTES", DEFAULT_CACHE_BYTES)
-        ),
-        read_only=args.read_only,
-        client=client_choice(args.client, "--client"),
-    )
+    engine = _engine(args)  # an invalid model never starts a server
+    settings = settings.model_copy(update={"table": args.table or engine.table_name})
+    configure(settings.log_format)
     capabilities = None
     try:
         if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
             capabilities = asyncio.run(_probe(settings))
-        app = create_app(settings, capabilities=capabilities)
+        app = create_app(settings, capabilities=capabilities)  # checks the settings
+        if settings.workers != 1:
+            from .workers import serve_workers
+
+            serve_workers(settings, capabilities)
+            return
     except (SystemExit, EdgewiseError) as exc:
         message = exc.code if isinstance(exc, SystemExit) else f"edgewise serve: {exc}"
-        if args.log_format != "json" or not isinstance(message, str):
+        if settings.log_format != "json" or not isinstance(message, str):
             raise
         logging.getLogger("edgewise").critical(message)  # a JSON line, not bare text
         raise SystemExit(1) from None
     uvicorn.run(
         app,
-        host=args.host,
-        port=args.port,
+        host=settings.host,
+        port=settings.port,
         timeout_graceful_shutdown=round(settings.shutdown_timeout),
         log_config=None,  # configure() did it: every logger, uvicorn's too, in --log-format
     )
@@ -502,7 +475,7 @@ def _infer(args: argparse.Namespace) -> None:
     from graph.sample import Sample, describe, sample
     from model.infer import InferError, infer, table_info
 
-    if not args.table or not args.dynamodb:
+    if not args.table or args.dynamodb == "embedded":
         raise SystemExit("edgewise infer: pass --dynamodb URL (or aws) and --table T")
     if args.sample < 1:
         raise SystemExit(f"edgewise infer: --sample must be at least 1, not {args.sample}")
@@ -543,6 +516,7 @@ def _model_schema(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    args.settings = _settings(args)
     handler = {
         "serve": _serve,
         "create-table": _create_table,

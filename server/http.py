@@ -22,15 +22,23 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from graph.errors import BadUserInput, EdgewiseError, Forbidden, Unauthenticated, Unavailable
+from graph.errors import BadUserInput, EdgewiseError, Unavailable
 
 from . import playground
 from .auth import Authenticator
+from .engine.executor import ModelSchema
+from .errors import (
+    CODES,
+    Forbidden,
+    PersistedQueryError,
+    Unauthenticated,
+    code_of,
+    format_error,
+)
 from .limits import Limits, check
 from .observe import note_params
 from .operations import select_operation
-from .persisted import PersistedQueries, PersistedQueryError
-from .schema import Schema, format_error
+from .persisted import PersistedQueries
 from .settings import Settings
 
 __all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate", "prefers_html"]
@@ -203,7 +211,11 @@ async def graphql(request: Request) -> Response:
     settings: Settings = state.settings
     accept = request.headers.get("accept")
     if request.method == "GET" and prefers_html(accept):
-        return PlainTextResponse("Not Found", 404) if settings.production else playground.page()
+        return (
+            PlainTextResponse("Not Found", 404)
+            if settings.production
+            else playground.page(settings.playground_dir)
+        )
     media = negotiate(accept)
     if media is None:
         return _Reply(JSON).error(
@@ -214,9 +226,9 @@ async def graphql(request: Request) -> Response:
     try:
         principal = await authenticator.principal(request.headers.get("authorization"))
     except Unauthenticated as exc:
-        return reply.error(401, str(exc), exc.code, headers={"WWW-Authenticate": "Bearer"})
+        return reply.error(401, str(exc), code_of(exc), headers={"WWW-Authenticate": "Bearer"})
     except Unavailable as exc:  # the JWKS could not be fetched
-        return reply.error(503, str(exc), exc.code, headers={"Retry-After": RETRY_AFTER})
+        return reply.error(503, str(exc), code_of(exc), headers={"Retry-After": RETRY_AFTER})
     limits: Limits = state.limits
     params = await _read_params(request, limits.body_bytes, reply)
     if isinstance(params, Response):
@@ -227,22 +239,22 @@ async def graphql(request: Request) -> Response:
         params, register = persisted.resolve(params)
     except PersistedQueryError as exc:
         # 200 and never cached, as Apollo Server answers: the client resends with the query
-        return reply.error(200, str(exc), exc.code, headers={"Cache-Control": NO_CACHE})
+        return reply.error(200, str(exc), code_of(exc), headers={"Cache-Control": NO_CACHE})
     except BadUserInput as exc:
-        return reply.error(400, str(exc), exc.code)
+        return reply.error(400, str(exc), code_of(exc))
     except Forbidden as exc:
-        return reply.error(reply.not_executed, str(exc), exc.code)
+        return reply.error(reply.not_executed, str(exc), code_of(exc))
     note_params(request, params)
     if problem := _bad_params(params):
         return reply.error(400, problem)
     query: str = params["query"]
     variables: dict[str, Any] | None = params.get("variables")
-    schema: Schema = state.schema
+    schema: ModelSchema = state.schema
     try:
         document = check(schema._schema, query, variables, limits)
         select_operation(document, params.get("operationName"))
     except EdgewiseError as exc:
-        return reply.error(reply.not_executed, str(exc), exc.code)
+        return reply.error(reply.not_executed, str(exc), code_of(exc))
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)
@@ -277,6 +289,6 @@ async def graphql(request: Request) -> Response:
     if traced and (principal.admin or not settings.production):
         body["extensions"] = {"dynamodb": context.table.trace.as_dict()}
     codes = {e["extensions"]["code"] for e in body.get("errors", [])}
-    if result.data is None and Unavailable.code in codes:
+    if result.data is None and CODES[Unavailable] in codes:
         return reply.json(body, 503, headers={"Retry-After": RETRY_AFTER})
     return reply.json(body)

@@ -14,18 +14,15 @@ Configuration comes from the same ``EDGEWISE_*`` environment as ``edgewise serve
 from __future__ import annotations
 
 import asyncio
-import os
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 from mangum import Mangum
 from starlette.applications import Starlette
 
 from .app import create_app
-from .cors import parse_origins
 from .logs import configure
-from .settings import DEFAULT_CLIENT, Settings, client_choice, env_flag
+from .settings import Settings, load_settings
 
 __all__ = ["Container", "handler", "settings_from_env"]
 
@@ -33,36 +30,23 @@ START_TIMEOUT = 60.0  # seconds the start-up's own background work may take
 
 
 def settings_from_env() -> Settings:
-    """Settings from ``EDGEWISE_*`` variables, as ``edgewise serve`` reads them."""
-    env = os.environ
-    metrics = env.get("EDGEWISE_METRICS", "").strip()
-    only = env.get("EDGEWISE_PERSISTED_QUERIES_ONLY")
-    return Settings(
-        dynamodb=env.get("EDGEWISE_DYNAMODB", "aws"),
-        table=env.get("EDGEWISE_TABLE") or None,  # default: the model's table
-        model=env.get("EDGEWISE_MODEL", "demo"),
-        production=env_flag("EDGEWISE_PRODUCTION"),
-        connect_timeout=float(env.get("EDGEWISE_CONNECT_TIMEOUT", 2)),
-        read_timeout=float(env.get("EDGEWISE_READ_TIMEOUT", 5)),
-        deadline=float(env.get("EDGEWISE_DEADLINE", 10)),
-        read_only=env_flag("EDGEWISE_READ_ONLY"),
-        cors_origins=parse_origins([env.get("EDGEWISE_CORS_ORIGINS", "")]),
-        persisted_queries=env.get("EDGEWISE_PERSISTED_QUERIES", "1").strip().lower()
-        not in ("0", "false", "no", "off"),
-        persisted_queries_only=Path(only) if only else None,
-        metrics=env_flag("EDGEWISE_METRICS") if metrics else None,
-        client=client_choice(env.get("EDGEWISE_CLIENT", DEFAULT_CLIENT)),
-    )
+    """Settings from ``EDGEWISE_*`` variables, as ``edgewise serve`` reads them; DynamoDB is
+    AWS's unless ``EDGEWISE_DYNAMODB`` says otherwise (a function has no embedded one)."""
+    settings = load_settings(who="edgewise lambda")
+    if "dynamodb" in settings.model_fields_set:
+        return settings
+    return settings.model_copy(update={"dynamodb": "aws"})
 
 
 class Container:
     """One Lambda container's app, started once: ``Container()(event, context)``."""
 
     def __init__(self, settings: Settings | None = None) -> None:
-        configure(os.environ.get("EDGEWISE_LOG_FORMAT", "text").strip().lower() or "text")
+        settings = settings or settings_from_env()
+        configure(settings.log_format)
         self.loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self.loop)  # Mangum runs each invocation on the current loop
-        self.app: Starlette = create_app(settings or settings_from_env())
+        self.app: Starlette = create_app(settings)
         self._lifespan = AsyncExitStack()
         try:
             self.loop.run_until_complete(self._start())

@@ -8,8 +8,7 @@ each spread the previous one twice is measured in linear time instead of being e
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from graphql import (
@@ -35,7 +34,9 @@ from graphql.language.lexer import Lexer
 from graphql.type.definition import GraphQLInterfaceType, GraphQLObjectType
 from graphql.type.introspection import SchemaMetaFieldDef, TypeMetaFieldDef, TypeNameMetaFieldDef
 
-from graph.errors import BadUserInput, QueryTooComplex
+from graph.errors import BadUserInput
+
+from .errors import QueryTooComplex
 
 __all__ = ["Limits", "check"]
 
@@ -45,7 +46,8 @@ LIST_GUESS = 20  # how many items a list field without `first` is assumed to ret
 
 @dataclass(frozen=True)
 class Limits:
-    """Each limit is configurable with ``EDGEWISE_LIMIT_<NAME>`` (e.g. EDGEWISE_LIMIT_COST)."""
+    """Each limit is configurable with ``EDGEWISE_LIMIT_<NAME>`` (e.g. EDGEWISE_LIMIT_COST; see
+    :mod:`server.settings`)."""
 
     depth: int = 15
     aliases: int = 15
@@ -55,15 +57,6 @@ class Limits:
     width: int = 100  # fields in one selection set: validation compares them pairwise
     cost: int = 5000
     body_bytes: int = 1_000_000
-
-    @classmethod
-    def from_env(cls) -> Limits:
-        values = {}
-        for field in fields(cls):
-            raw = os.environ.get(f"EDGEWISE_LIMIT_{field.name.upper()}")
-            if raw is not None:
-                values[field.name] = int(raw)
-        return cls(**values)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ FIELDS = (
 
 class JsonFormatter(logging.Formatter):
     """A record as one JSON object: ``time`` (UTC, ISO 8601), ``level``, ``logger``,
-    ``message``, the :data:`FIELDS` it carries, and ``exception`` (the traceback, one string)."""
+    ``message``, ``pid``, the :data:`FIELDS` it carries, and ``exception`` (the traceback, one
+    string)."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
@@ -43,6 +44,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
+            "pid": record.process,  # which worker of `serve --workers N`
         }
         for name in FIELDS:
             if name in record.__dict__:

@@ -23,15 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graph.errors import BadUserInput, EdgewiseError, Forbidden
+from graph.errors import BadUserInput
+
+from .errors import Forbidden, PersistedQueryNotFound, PersistedQueryNotSupported
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
     "Manifest",
     "PersistedQueries",
-    "PersistedQueryError",
-    "PersistedQueryNotFound",
-    "PersistedQueryNotSupported",
     "QueryCache",
     "sha256",
 ]
@@ -39,18 +38,6 @@ __all__ = [
 DEFAULT_CACHE_BYTES = 10 * 2**20  # of query text, UTF-8
 SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 APOLLO_FORMAT = "apollo-persisted-query-manifest"
-
-
-class PersistedQueryError(EdgewiseError):
-    """A protocol answer the client acts on (it resends the query): HTTP 200, never cached."""
-
-
-class PersistedQueryNotFound(PersistedQueryError):
-    code = "PERSISTED_QUERY_NOT_FOUND"
-
-
-class PersistedQueryNotSupported(PersistedQueryError):
-    code = "PERSISTED_QUERY_NOT_SUPPORTED"
 
 
 def sha256(text: str) -> str:

@@ -8,7 +8,6 @@ the app serves in ``server/playground_assets/`` (built at packaging time by
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
@@ -83,23 +82,24 @@ PACKAGED = Path(__file__).resolve().parent / "playground_assets"  # in an instal
 CHECKOUT = Path(__file__).resolve().parent.parent / "playground" / "node_modules"
 
 
-def assets_dir() -> Path:
-    """``EDGEWISE_PLAYGROUND_DIR`` if set, else the wheel's copy, else the checkout's."""
-    configured = os.environ.get("EDGEWISE_PLAYGROUND_DIR")
-    if configured:
-        return Path(configured)
+def assets_dir(configured: Path | None = None) -> Path:
+    """``configured`` (``EDGEWISE_PLAYGROUND_DIR``) if set, else the wheel's copy, else the
+    checkout's."""
+    if configured is not None:
+        return configured
     return PACKAGED if PACKAGED.is_dir() else CHECKOUT
 
 
-def page() -> Response:
-    if not all((assets_dir() / path).is_file() for path in ASSETS.values()):
+def page(configured: Path | None = None) -> Response:
+    if not all((assets_dir(configured) / path).is_file() for path in ASSETS.values()):
         return HTMLResponse(MISSING, status_code=503)
     return HTMLResponse(PAGE)
 
 
 async def asset(request: Request) -> Response:
     path = ASSETS.get(request.path_params["name"])
-    production = request.app.state.settings.production
-    if production or path is None or not (assets_dir() / path).is_file():
+    settings = request.app.state.settings
+    folder = assets_dir(settings.playground_dir)
+    if settings.production or path is None or not (folder / path).is_file():
         raise HTTPException(404)
-    return FileResponse(assets_dir() / path, headers={"Cache-Control": "public, max-age=86400"})
+    return FileResponse(folder / path, headers={"Cache-Control": "public, max-age=86400"})

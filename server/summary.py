@@ -4,6 +4,7 @@ access pattern with the DynamoDB operations it costs."""
 from __future__ import annotations
 
 from model import Model, NodeType, Query
+from model.paths import Walk
 from model.types import SHARD
 
 __all__ = ["access_patterns", "summary"]
@@ -32,6 +33,21 @@ def _query_cost(model: Model, query: Query) -> str:
     if branches > 1:
         return f"{branches} Queries on {where} in parallel (shards), merged, {order}{fan}"
     return f"Query {where}, {order}{fan}"
+
+
+def _path_cost(model: Model, walk: Walk) -> str:
+    """One wave per hop: a Query per node the hop starts from; an existence test reads its last
+    hop's edge items by key instead."""
+    reads = []
+    for i, hop in enumerate(walk.hops):
+        if walk.answer == "exists" and i == len(walk.hops) - 1:
+            reads.append("a BatchGetItem of the last edges by key")
+            continue
+        end = model.edges[hop.edge].reverse
+        index = end.index if hop.far == "from" and end is not None else None
+        reads.append(f"a Query of {_where(index.name if index else None)} per node")
+    waves = f"{len(reads)} wave{'s' if len(reads) > 1 else ''}"
+    return "; then ".join(reads) + f" ({waves}; a lookup starts the first with its own read)"
 
 
 def access_patterns(model: Model) -> list[tuple[str, str]]:
@@ -75,6 +91,9 @@ def access_patterns(model: Model) -> list[tuple[str, str]]:
         for f in node.fields.values():
             if f.kind == "ref":
                 rows.append((f"{node.name}.{f.name}", "BatchGetItem, batched with its wave"))
+            elif f.kind == "path" and f.walk is not None:
+                args = "".join(f"({a}:)" for a, _ in f.arguments)
+                rows.append((f"{node.name}.{f.name}{args}", _path_cost(model, f.walk)))
             elif f.kind in ("first", "sum"):
                 rows.append(
                     (

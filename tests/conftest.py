@@ -12,8 +12,8 @@ import pytest
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 from server.app import create_app
 from server.engine import engine_for
 from server.settings import Settings

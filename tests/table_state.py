@@ -10,73 +10,81 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
+from graph import deletes
 from graph.client import Endpoint, client_config, create_table, open_client
-from graph.keys import NodeType
-from graph.model import EDGE_TYPES, OFFICE_COUNTER, counter, counters_of
-from graph.seed import demo_items
+from graph.items import Codec
+from graph.mutate import Writer
 from graph.table import Item, RetryPolicy, Table, from_dynamo
+from models.demo.generate import demo_items
+from server.engine import engine_for
 
-NODE_TYPES = {t.value for t in NodeType}
+Items = dict[tuple[str, str], Item]
 
 
-async def scan(table: Table) -> dict[tuple[str, str], Item]:
+async def scan(table: Table) -> Items:
     """Every item of the table (a strongly consistent Scan), by (PK, SK)."""
-    items: dict[tuple[str, str], Item] = {}
+    items: Items = {}
+    pk, sk = table.layout.pk, table.layout.sk
     params: dict[str, Any] = {"TableName": table.name, "ConsistentRead": True}
     while True:
         response = await table.client.scan(**params)
         for raw in response["Items"]:
             item = from_dynamo(raw)
-            items[item["PK"], item["SK"]] = item
+            items[item[pk], item[sk]] = item
         if "LastEvaluatedKey" not in response:
             return items
         params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
-def is_node(item: Item) -> bool:
-    return bool(item["PK"] == item["SK"] and item["PK"].partition("#")[0] in NODE_TYPES)
-
-
-def problems(items: dict[tuple[str, str], Item]) -> list[str]:
-    """Everything wrong with the graph in ``items``: dangling edges, counters that disagree with
-    the edges, email claims of missing users, orphan tickets, half-deleted nodes."""
-    found: list[str] = []
-    nodes = {pk: item for (pk, _sk), item in items.items() if is_node(item)}
-    counts: Counter[tuple[str, str]] = Counter()
+def problems(items: Items, codec: Codec | None = None) -> list[str]:
+    """Everything wrong with the graph in ``items``, read through a model (the demo's unless
+    ``codec`` is given): an edge or a child whose end is missing, a counter that disagrees with
+    what it counts, a unique value with no claim, a claim of a missing node or of another
+    value, a node still marked deleting."""
+    codec = codec or engine_for("demo").codec
+    model = codec.model
+    writer = Writer(Table(None, model.table, layout=codec.layout), codec)
+    nodes = {key: item for key, item in items.items() if codec.node_type(item) is not None}
+    counted: Counter[tuple[str, str]] = Counter()
+    claims: Items = {}
+    found = []
     for (pk, sk), item in items.items():
-        label = item.get("edge")
-        if label is not None:
-            edge = EDGE_TYPES[label]
-            for end in (pk, sk):
-                if end not in nodes:
-                    found.append(f"edge {pk} -{label}-> {sk}: {end} is missing")
-            counts[pk, counter(edge, incoming=False)] += 1
-            counts[sk, counter(edge, incoming=True)] += 1
-        elif item.get("type") == "OFFICE":
-            if pk not in nodes:
-                found.append(f"office {sk} of missing {pk}")
-            counts[pk, OFFICE_COUNTER] += 1
-        elif pk.startswith("EMAIL#"):
-            user = nodes.get(item["user"])
-            if user is None:
-                found.append(f"{pk} claims missing {item['user']}")
-            elif str(user.get("email", "")).lower() != pk.removeprefix("EMAIL#"):
-                found.append(f"{pk} claimed by {item['user']} whose email is {user.get('email')}")
-    for key, node in nodes.items():
-        if node.get("deleting"):
-            found.append(f"{key} is still marked deleting")
-        if node.get("email") and ("EMAIL#" + node["email"].lower(),) * 2 not in items:
-            found.append(f"{key} has email {node['email']} but no claim item")
-        if node["type"] == "TICKET" and node.get("author") not in nodes:
-            found.append(f"ticket {key} of missing author {node.get('author')}")
-        for name in counters_of(NodeType(node["type"])):
-            stored, real = int(node.get(name, 0)), counts[key, name]
-            if stored != real:
-                found.append(f"{key}.{name} is {stored} but {real} items are counted")
+        edge = codec.edge_type(item)
+        node = codec.node_type(item)
+        if edge is not None:
+            for end, which in ((pk, "from"), (sk, "to")):
+                if (end, end) not in nodes:
+                    found.append(f"edge {pk} -{edge.label}-> {sk}: {end} is missing")
+                if (counter := edge.counter(which)) is not None:
+                    counted[end, counter] += 1
+        elif node is not None and node.parent is not None:
+            if (pk, pk) not in nodes:
+                found.append(f"{node.name} {sk} of missing {pk}")
+            if node.parent_counter is not None:
+                counted[pk, node.parent_counter] += 1
+        elif node is None:
+            claims[pk, sk] = item
+    for (pk, _sk), item in nodes.items():
+        node = codec.node_type(item)
+        assert node is not None
+        if deletes.is_marked(model, item):
+            found.append(f"{pk} is still marked deleting")
+        for counter in node.counters(model):
+            if int(item.get(counter, 0)) != counted[pk, counter]:
+                found.append(f"{pk}.{counter} is {item.get(counter)}, not {counted[pk, counter]}")
+        for name, field in node.fields.items():
+            value = item.get(field.attribute)
+            if field.unique is None or value is None:
+                continue
+            claim = writer.claim_item(field, value, codec.item_key(item))
+            key = claim[codec.layout.pk], claim[codec.layout.sk]
+            if claims.pop(key, None) != claim:
+                found.append(f"{pk} has {name} {value} but no claim item {key[0]}")
+    found += [f"{pk} claims for a missing node or another value" for pk, _sk in claims]
     return found
 
 
-def edges(items: dict[tuple[str, str], Item], label: str) -> set[tuple[str, str]]:
+def edges(items: Items, label: str) -> set[tuple[str, str]]:
     return {key for key, item in items.items() if item.get("edge") == label}
 
 

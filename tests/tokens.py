@@ -19,8 +19,8 @@ from starlette.applications import Starlette
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.observer import Observer
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 
 __all__ = [
     "SECRET",

@@ -1,25 +1,19 @@
 """What the demo model file cannot say, as hooks the file names by dotted path
-(``models.demo.hooks:products``): the transitive access of a user to products, and the ticket,
-office and subscription mutations that write more than the generated ones.
+(``models.demo.hooks:open_ticket``): the ticket, office and subscription mutations that write
+more than the generated ones. (A user's products and ``hasAccess`` are `path:` fields of the
+file.)
 
-A field hook is called as ``await hook(ctx, ref, **arguments)``, a mutation hook as
-``await hook(ctx, **arguments)``. Keys come from the model's templates (through the codec and
-``graph.mutate.Writer``); nothing here formats one. A field hook whose reads can start with its
-node's own (in the lookup's wave) names them in ``hook.prefetch(ctx, ref, **arguments)``."""
+A mutation hook is called as ``await hook(ctx, **arguments)``. Keys come from the model's
+templates (through the codec and ``graph.mutate.Writer``); nothing here formats one."""
 
 from __future__ import annotations
-
-import asyncio
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
-from typing import Any, TypeVar
 
 from graph.deletes import is_marked
 from graph.errors import BadUserInput, NotFound
 from graph.items import Ref
 from graph.keys import new_id
 from graph.mutate import Writer, now_iso
-from graph.reads import Branch, Listing, cursor_of
+from graph.reads import cursor_of
 from graph.table import Item
 from model import EdgeType, NodeType
 from server.engine.context import ModelContext
@@ -29,27 +23,12 @@ __all__ = [
     "add_office",
     "cancel_subscription",
     "close_ticket",
-    "has_access",
     "open_ticket",
-    "products",
     "remove_office",
 ]
 
 TITLE_LIMIT = 500
 LOCATION_LIMIT = 64
-
-Hook = TypeVar("Hook", bound=Callable[..., Awaitable[Any]])
-Start = Callable[..., list[Awaitable[Any]]]
-
-
-def _prefetch(start: Start) -> Callable[[Hook], Hook]:
-    """Give a field hook the loads it starts first, for the engine to start them early."""
-
-    def mark(hook: Hook) -> Hook:
-        hook.prefetch = start  # type: ignore[attr-defined]
-        return hook
-
-    return mark
 
 
 def _node(ctx: ModelContext, name: str) -> NodeType:
@@ -73,82 +52,6 @@ def _prime(ctx: ModelContext, ref: Ref, item: Item) -> Ref:
     ctx.reads.items.clear(ref.key).prime(ref.key, item)
     ref.item = item
     return ref
-
-
-# ---- products and hasAccess: user -MEMBER_OF-> group -SUBSCRIBES_TO-> product --------------
-
-
-def _out(ctx: ModelContext, ref: Ref, edge: EdgeType) -> Listing:
-    """Every ``edge`` leaving ``ref``: its partition under the target type's key prefix."""
-    return Listing(None, (Branch(ref.key.pk, _node(ctx, edge.target).pk.literal_prefix),))
-
-
-async def _far_ends(ctx: ModelContext, ref: Ref, label: str) -> list[tuple[Ref, Item]]:
-    edge = _edge(ctx, label)
-    items = await ctx.reads.alls.load(_out(ctx, ref, edge))
-    return [
-        (ctx.codec.end(edge, item, "to"), item)
-        for item in items
-        if ctx.codec.edge_type(item) is edge
-    ]
-
-
-def _start_groups(ctx: ModelContext, ref: Ref, **_arguments: Any) -> list[Awaitable[Any]]:
-    return [ctx.reads.alls.load(_out(ctx, ref, _edge(ctx, "MEMBER_OF")))]
-
-
-def _grants(ctx: ModelContext, subscription: Mapping[str, Any], now: datetime) -> bool:
-    """An ACTIVE subscription with no end, or one that ends in the future."""
-    fields = _edge(ctx, "SUBSCRIBES_TO").fields
-    if subscription.get(fields["status"].attribute) != "ACTIVE":
-        return False
-    until = subscription.get(fields["validUntil"].attribute)
-    if not until:
-        return True
-    end = datetime.fromisoformat(str(until))
-    return (end if end.tzinfo else end.replace(tzinfo=UTC)) > now
-
-
-@_prefetch(_start_groups)
-async def products(ctx: ModelContext, ref: Ref) -> list[dict[str, Any]]:
-    """Each product the user can use, once, with every group it comes through: the user's
-    groups, then every group's subscriptions at once (two waves)."""
-    groups = [group for group, _ in await _far_ends(ctx, ref, "MEMBER_OF")]
-    per_group = await asyncio.gather(*(_far_ends(ctx, g, "SUBSCRIBES_TO") for g in groups))
-    now = datetime.now(UTC)
-    access: dict[str, dict[str, Any]] = {}
-    for group, subscriptions in zip(groups, per_group, strict=True):
-        for product, item in subscriptions:
-            if _grants(ctx, item, now):
-                entry = access.setdefault(product.key.pk, {"product": product, "via": []})
-                entry["via"].append(group)
-    scope = ctx.scope
-    if scope is None:
-        return list(access.values())
-    # what the principal may not read is left out: a product, or a group it comes through
-    refs = {r.key: r for entry in access.values() for r in (entry["product"], *entry["via"])}
-    verdicts = await asyncio.gather(*(scope.can_read(r) for r in refs.values()))
-    readable = {key for key, ok in zip(refs, verdicts, strict=True) if ok}
-    return [
-        {"product": entry["product"], "via": [g for g in entry["via"] if g.key in readable]}
-        for entry in access.values()
-        if entry["product"].key in readable
-    ]
-
-
-@_prefetch(_start_groups)
-async def has_access(ctx: ModelContext, ref: Ref, productId: str) -> bool:
-    """Whether the user can use the product: the user's groups (one Query), then the
-    group -> product edges by key (one BatchGetItem)."""
-    product = ctx.codec.by_id(_node(ctx, "Product"), productId)
-    if product is None:
-        return False
-    edge = _edge(ctx, "SUBSCRIBES_TO")
-    groups = [group for group, _ in await _far_ends(ctx, ref, "MEMBER_OF")]
-    keys = [ctx.codec.edge_key(edge, g.key, product.key) for g in groups]
-    found = await ctx.reads.items.load_many(keys)
-    now = datetime.now(UTC)
-    return any(item is not None and _grants(ctx, item, now) for item in found)
 
 
 # ---- subscriptions -------------------------------------------------------------------------

@@ -3,7 +3,7 @@ Every model is built from its file, the demo (``models/demo/model.yaml``) includ
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -87,6 +87,10 @@ class Engine:
             if not path.is_file():
                 return []
             sample = yaml.safe_load(path.read_text())
+        return self.items(table, sample)
+
+    def items(self, table: Table, sample: Mapping[str, Any]) -> list[Item]:
+        """Items for sample data (``nodes`` and ``edges``, as in a model's ``sample.yaml``)."""
         at = str(sample.get("time", SAMPLE_TIME))  # the nodes' createdAt and updatedAt
         return build_items(Writer(table, self.codec), sample, at)
 

@@ -19,12 +19,12 @@ from typing import Any
 
 from graphql import GraphQLField, GraphQLObjectType, GraphQLSchema
 
-from graph.errors import Forbidden
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from model import Model
 from model.access import Access, AccessPath, Grant, Hop
 
+from ..errors import Forbidden
 from .context import Info, ModelContext, granted
 from .fields import EdgeValue, Plan, Resolvers
 
@@ -68,8 +68,8 @@ class Scope:
     def __init__(self, rules: Rules, context: ModelContext) -> None:
         self.rules = rules
         self.context = context
-        user = context.principal.user
-        self.me = rules.codec.by_id(rules.principal, user.id) if user is not None else None
+        subject = context.principal.subject
+        self.me = rules.codec.by_id(rules.principal, subject) if subject is not None else None
         self._reach: dict[tuple[Hop, ...], asyncio.Future[frozenset[ItemKey]]] = {}
         self._decided: dict[tuple[str, ...], asyncio.Future[bool]] = {}
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLResolveInfo
 from starlette.requests import Request
 
-from graph.errors import Forbidden
 from graph.items import Codec, Ref
 from graph.reads import Reads
 from graph.table import Item, Table
 
 from ..auth import ADMIN, Principal
+from ..errors import Forbidden
 
 if TYPE_CHECKING:
     from .access import Rules, Scope
@@ -52,6 +52,8 @@ class ModelContext:
     principal: Principal = ADMIN
     skipped: set[str] = field(default_factory=set)
     scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
+    # per `edges` field: the fields selected under its `node` (server.engine.fields)
+    selections: dict[tuple[int, ...], frozenset[str] | None] = field(default_factory=dict)
 
     @classmethod
     def for_request(

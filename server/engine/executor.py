@@ -25,7 +25,7 @@ from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from ..schema import log_unexpected
+from ..errors import log_unexpected
 
 __all__ = ["ModelSchema"]
 

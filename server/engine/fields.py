@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from graphql import GraphQLObjectType
+from graphql import GraphQLObjectType, get_named_type
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
 from graphql.execution.values import get_argument_values
 
@@ -379,8 +379,44 @@ class Resolvers:
     async def edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
         """The page's edges, less those whose node the caller may not read."""
         edges = await self.page_edges(conn, info)
+        self.from_copies(conn, edges, info)
         scope = info.context.scope
         return edges if scope is None else await scope.visible(edges)
+
+    def from_copies(self, conn: Conn, edges: list[EdgeValue], info: Info) -> None:
+        """Answer each edge's node from the copies of its fields that the edge item carries
+        (``copyOf``), when the selection under ``node`` asks for nothing else but ``id``,
+        ``__typename`` and key fields: that node is not read, one round less. An edge item
+        lacking a copy (a null value, or written before the copy was declared) leaves its node
+        to be read as usual. Access rules are unchanged: they are decided from edges."""
+        if not edges:
+            return
+        wanted = _node_selection(info)
+        if wanted is None:
+            return
+        node_type = edges[0].node.type
+        keyed = {n for n, f in node_type.fields.items() if f.kind == "key"}
+        wanted = wanted - {"id", "__typename"} - keyed
+        if not wanted:
+            return  # nothing to read anyway
+        layout = self.codec.layout
+        for value in edges:
+            edge = conn.edge or self.codec.edge_type(value.item)
+            if edge is None or value.node.item is not None:
+                continue
+            if conn.edge is not None:
+                end = conn.far
+            else:  # an access pattern listing edge items as nodes: as _node picks the end
+                end = "from" if edge.source == node_type.name else "to"
+            copies = {
+                f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end
+            }
+            if not all(name in copies and copies[name].attribute in value.item for name in wanted):
+                continue
+            item = {layout.pk: value.node.key.pk, layout.sk: value.node.key.sk}
+            for name in wanted:
+                item[node_type.fields[name].attribute] = value.item[copies[name].attribute]
+            value.node = Ref(node_type, value.node.key, item)
 
     async def page_edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
         page = await self.page(conn, info)
@@ -524,6 +560,36 @@ def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
             continue
         _settle(ctx.reads.pages.load(conn.key))
     return existence
+
+
+def _node_selection(info: Info) -> frozenset[str] | None:
+    """The fields selected under ``node`` by the ``edges`` being resolved (fragments and
+    directives applied), or None when no ``node`` is selected; once per request and field."""
+    ctx: ModelContext = info.context
+    key = tuple(id(n) for n in info.field_nodes)
+    if key in ctx.selections:
+        return ctx.selections[key]
+    edge_type = get_named_type(info.return_type)
+    assert isinstance(edge_type, GraphQLObjectType)
+    fragments = {name: FragmentDetails(f) for name, f in info.fragments.items()}
+    collect = partial(
+        collect_subfields, info.schema, fragments, info.variable_values, info.operation
+    )
+    details = collect(edge_type, [FieldDetails(n, None) for n in info.field_nodes])
+    nodes = [
+        d
+        for group in details.grouped_field_set.values()
+        for d in group
+        if d.node.name.value == "node"
+    ]
+    found = None
+    if nodes:
+        node_type = get_named_type(edge_type.fields["node"].type)
+        assert isinstance(node_type, GraphQLObjectType)
+        inner = collect(node_type, nodes).grouped_field_set.values()
+        found = frozenset(group[0].node.name.value for group in inner)
+    ctx.selections[key] = found
+    return found
 
 
 def _selects(node: Any, names: tuple[str, ...]) -> bool:

@@ -324,6 +324,14 @@ class _Builder:
                 description=f.description,
                 extensions={"prefetch": start} if start else None,
             )
+        elif f.kind == "path":  # a transitive path: server.engine.paths
+            from .paths import path_resolvers
+
+            resolve, start = path_resolvers(r, f)
+            args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
+            return GraphQLField(
+                type_, args, resolve, description=f.description, extensions={"prefetch": start}
+            )
         elif f.kind == "sum":
             plan = plans[f.collection or ""]
             child = self._collection_type(node, f.collection or "")

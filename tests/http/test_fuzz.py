@@ -23,8 +23,8 @@ from schemathesis.generation.modes import GenerationMode
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 from server.app import create_app
 from server.settings import Settings
 from tests.served import serve_in_thread

@@ -17,8 +17,8 @@ import pytest
 import server.lambda_handler
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 from tests.faults import FaultProxy
 
 QUERY = '{ user(id: "alice") { name groups { edges { node { name } } } } }'

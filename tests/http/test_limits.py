@@ -14,8 +14,7 @@ import pytest
 import pytest_asyncio
 from graphql import get_introspection_query
 
-from graph.keys import NodeKey, NodeType
-from graph.model import node_item
+from models.demo.generate import build
 from server.app import create_app
 from server.auth import Authenticator
 from server.limits import Limits
@@ -189,7 +188,7 @@ async def test_token_rejection_names_the_count_found(graph: CountedTable) -> Non
 async def test_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EDGEWISE_LIMIT_DEPTH", "7")
     monkeypatch.setenv("EDGEWISE_LIMIT_COST", "12")
-    assert Limits.from_env() == Limits(depth=7, cost=12)
+    assert Settings().limits == Limits(depth=7, cost=12)
 
 
 async def test_get_is_limited_too(graph: CountedTable) -> None:
@@ -598,8 +597,8 @@ async def test_bad_variable_is_bad_user_input(
 async def test_production_masks_unexpected_errors(
     graph: CountedTable, production: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    broken = NodeKey(NodeType.USER, "broken")
-    await graph.batch_write([node_item(broken, {"name": "Broken"}) | {"createdAt": "not a date"}])
+    [broken] = build({"nodes": [{"type": "User", "id": "broken", "name": "Broken"}]})
+    await graph.batch_write([broken | {"createdAt": "not a date"}])
     body = (await ask(production, '{ user(id: "broken") { name createdAt } }', admin())).json()
     assert body["data"] == {"user": None}
     [error] = body["errors"]

@@ -13,10 +13,8 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from graph import writes
-from graph.keys import NodeKey, NodeType
-from graph.model import node_item
 from graph.table import Table
+from models.demo.generate import build
 from server.app import create_app
 from tests.helpers import gql
 from tests.table_state import SerialDynamoDB, demo_table, edges, problems, scan
@@ -344,10 +342,12 @@ async def test_a_user_who_left_an_organization_may_join_another(
 async def test_of_concurrent_joins_of_one_user_to_several_organizations_one_wins(
     racing: httpx.AsyncClient, serial: Table
 ) -> None:
-    orgs = [NodeKey(NodeType.ORG, f"org{i}") for i in range(5)]
-    await serial.batch_write([node_item(o, {"name": o.id}) for o in orgs])
+    orgs = [f"org{i}" for i in range(5)]
+    await serial.batch_write(
+        build({"nodes": [{"type": "Organization", "id": o, "name": o} for o in orgs]})
+    )
     join = 'mutation($o: ID!) { addOrganizationMember(organizationId: $o, userId: "bob") { role } }'
-    bodies = await asyncio.gather(*(gql(racing, join, {"o": o.id}) for o in orgs))
+    bodies = await asyncio.gather(*(gql(racing, join, {"o": o}) for o in orgs))
     assert sorted(c for b in bodies for c in codes(b)) == ["CONFLICT"] * 4
     items = await scan(serial)
     assert len([k for k in edges(items, "HAS_MEMBER") if k[1] == "USER#bob"]) == 1
@@ -671,13 +671,12 @@ async def test_of_ten_concurrent_updates_at_one_version_exactly_one_wins(
 async def test_forty_concurrent_joins_all_land_and_the_count_agrees(
     racing: httpx.AsyncClient, serial: Table
 ) -> None:
-    users = [NodeKey(NodeType.USER, f"joiner{i}") for i in range(40)]
-    crowd = NodeKey(NodeType.GROUP, "crowd")
-    await serial.batch_write(
-        [node_item(crowd, {"name": "Crowd"})] + [node_item(u, {"name": u.id}) for u in users]
-    )
+    users = [f"joiner{i}" for i in range(40)]
+    nodes = [{"type": "Group", "id": "crowd", "name": "Crowd"}]
+    nodes += [{"type": "User", "id": u, "name": u} for u in users]
+    await serial.batch_write(build({"nodes": nodes}))
     add = 'mutation($u: ID!) { addGroupMember(userId: $u, groupId: "crowd") { node { id } } }'
-    bodies = await asyncio.gather(*(gql(racing, add, {"u": u.id}) for u in users))
+    bodies = await asyncio.gather(*(gql(racing, add, {"u": u}) for u in users))
     assert [codes(b) for b in bodies] == [[]] * 40
     body = await gql(
         racing,
@@ -685,18 +684,18 @@ async def test_forty_concurrent_joins_all_land_and_the_count_agrees(
     )
     members = ok(body)["group"]["members"]
     assert members["totalCount"] == 40
-    assert {e["node"]["id"] for e in members["edges"]} == {str(u) for u in users}
-    queried = await serial.query_all(str(crowd), "USER#", index="inverted")
+    assert {e["node"]["id"] for e in members["edges"]} == {f"USER#{u}" for u in users}
+    queried = await serial.query_all("GROUP#crowd", "USER#", index="inverted")
     assert len(queried) == 40
     items = await scan(serial)
-    assert items[str(crowd), str(crowd)]["n_MEMBER_OF_in"] == 40
+    assert items["GROUP#crowd", "GROUP#crowd"]["n_MEMBER_OF_in"] == 40
     assert len(edges(items, "MEMBER_OF")) == 3 + 40
     assert problems(items) == []
 
     removed = await asyncio.gather(
         *(
             gql(racing, 'mutation($u: ID!) { removeGroupMember(userId: $u, groupId: "crowd") }',
-                {"u": u.id})
+                {"u": u})
             for u in users[:15]
         )
     )  # fmt: skip
@@ -755,7 +754,7 @@ async def test_total_count_follows_adds_and_removes(http: httpx.AsyncClient, dem
 
 
 async def test_a_retried_transaction_reuses_its_client_request_token(
-    demo: Table, monkeypatch: pytest.MonkeyPatch
+    demo: Table, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A connection lost, then a transaction conflict: both retried with the same token, so
     DynamoDB applies a commit whose answer was lost only once. The next write has its own."""
@@ -780,11 +779,12 @@ async def test_a_retried_transaction_reuses_its_client_request_token(
         return await send(self, operation, **params)
 
     monkeypatch.setattr(Table, "_send", flaky)
-    carol = NodeKey(NodeType.USER, "carol")
-    await writes.create_node(demo, carol, {"name": "C", "email": "carol@example.com"})
-    await writes.create_node(demo, NodeKey(NodeType.USER, "dave"), {"name": "D"})
+    create = "mutation($i: CreateUserInput!) { createUser(input: $i) { id } }"
+    for user in ("carol", "dave"):  # a user and its email claim: one transaction each
+        variables = {"i": {"id": user, "name": user, "email": f"{user}@example.com"}}
+        assert ok(await gql(http, create, variables))["createUser"] == {"id": f"USER#{user}"}
     assert len(tokens) == 4
     assert tokens[0] == tokens[1] == tokens[2] != tokens[3]
     items = await scan(demo)
-    assert items[str(carol), str(carol)]["version"] == 1
+    assert items["USER#carol", "USER#carol"]["version"] == 1
     assert problems(items) == []

@@ -11,8 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from graph import tickets
-from graph.keys import NodeKey, NodeType
 from graph.table import Table
 from tests.helpers import gql
 from tests.table_state import problems, scan
@@ -135,17 +133,19 @@ async def test_close_ticket_moves_it_to_the_closed_partition_of_the_same_item(
 
 
 @pytest.fixture
-async def thirty(demo: Table) -> list[dict[str, Any]]:
-    """30 OPEN tickets over three users (written by the data layer, oldest first, a few
-    milliseconds apart), and 5 more CLOSED."""
+async def thirty(http: httpx.AsyncClient) -> list[dict[str, Any]]:
+    """30 OPEN tickets over three users (oldest first, a few milliseconds apart), and 5 more
+    CLOSED."""
     opened = []
     for i in range(35):
-        user = NodeKey(NodeType.USER, ("alice", "bob", "jeffbezos")[i % 3])
-        item = await tickets.open_ticket(demo, user, f"t{i}")
-        opened.append({"id": item["PK"], "createdAt": item["createdAt"], "author": str(user)})
+        user = ("alice", "bob", "jeffbezos")[i % 3]
+        ticket = await open_ticket(http, user, f"t{i}")
+        opened.append(
+            {"id": ticket["id"], "createdAt": ticket["createdAt"], "author": f"USER#{user}"}
+        )
         await asyncio.sleep(0.002)
     for ticket in opened[::7]:
-        await tickets.close_ticket(demo, NodeKey.parse(ticket["id"]))
+        ok(await gql(http, CLOSE, {"id": ticket["id"]}))
     return [t for i, t in enumerate(opened) if i % 7]
 
 

@@ -22,8 +22,8 @@ from graph.bulk import dump, load, validate
 from graph.client import create_table
 from graph.embedded import EmbeddedDynamoDB, free_port
 from graph.errors import BadUserInput
-from graph.seed import demo_items
 from graph.table import Item, Table, from_dynamo
+from models.demo.generate import demo_items
 
 EDGEWISE = [sys.executable, "-m", "server"]
 

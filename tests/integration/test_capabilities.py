@@ -11,8 +11,8 @@ import httpx
 from graph.capabilities import probe
 from graph.client import create_table
 from graph.embedded import free_port
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 from server.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite

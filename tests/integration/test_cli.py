@@ -14,8 +14,8 @@ import pytest
 
 from graph.client import Endpoint, open_client
 from graph.embedded import EmbeddedDynamoDB, free_port
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 from tests.served import alive, children
 
 EDGEWISE = [sys.executable, "-m", "server"]

@@ -25,10 +25,8 @@ import httpx
 import pytest
 
 from graph.client import Endpoint, client_config, create_table, open_client
-from graph.keys import NodeKey, NodeType
-from graph.model import node_item
-from graph.seed import demo_items, generate
 from graph.table import Item, RetryPolicy, Table
+from models.demo.generate import build, demo_items, generated_items
 from server.app import create_app
 from tests.faults import READS, FaultProxy, Faults
 from tests.table_state import scan
@@ -110,8 +108,10 @@ async def world(table: Table, dynamodb: Any) -> AsyncIterator[World]:
 async def add_read_data(table: Table) -> None:
     """A generated graph (24 users in 4 groups subscribing to 4 products), 120 more users and a
     few tickets, written without faults. (Small: moto reads an index by scanning the table.)"""
-    extra = [node_item(NodeKey(NodeType.USER, f"n{i}"), {"name": f"N {i}"}) for i in range(120)]
-    await table.batch_write([*generate(24, 4, 4, 3, 2, seed=3), *extra])
+    extra = build(
+        {"nodes": [{"type": "User", "id": f"n{i}", "name": f"N {i}"} for i in range(120)]}
+    )
+    await table.batch_write([*generated_items(24, 4, 4, 3, 2, seed=3), *extra])
     async with app_client(table) as clean_app:
         for i in range(6):
             user = ["alice", "bob", "u1"][i % 3]

@@ -19,8 +19,8 @@ import httpx
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB, free_port
-from graph.seed import demo_items
 from graph.table import Table
+from models.demo.generate import demo_items
 from server.logs import AccessPath, JsonFormatter
 from tests.tokens import SECRET, bearer, hs256
 

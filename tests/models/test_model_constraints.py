@@ -16,9 +16,9 @@ import pytest
 from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.items import Codec
-from graph.seed import demo_items
 from graph.table import RetryPolicy, Table
 from model import load_model
+from models.demo.generate import demo_items
 from server.app import create_app
 from server.engine import DEMO, Engine, engine_for
 from server.settings import Settings

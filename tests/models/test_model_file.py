@@ -217,6 +217,175 @@ def test_each_mistake_names_its_place_and_the_fix(old: str, new: str, expected: 
     assert any(line.startswith(expected) for line in raised.value.lines), raised.value.lines
 
 
+PATHS = """\
+table:
+  name: shelves
+  partitionKey: pk
+  sortKey: sk
+  indexes:
+    inverted: {partitionKey: sk, sortKey: pk}
+enums:
+  Line: [MAIN, SPINOFF]
+types:
+  Author:
+    key: "A#{id}"
+    fields:
+      name: String!
+      series:
+        type: "[Share!]!"
+        path: [books, series]
+        where: {line: MAIN, or: [{volume: null}, {volume: {lte: 3}}]}
+        shape: {series: series, books: books}
+      inSeries:
+        type: Boolean!
+        path: [books, series]
+        arguments: {seriesId: ID!}
+  Book:
+    key: "B#{id}"
+    fields: {title: String!}
+  Series:
+    key: "S#{id}"
+edges:
+  WROTE: {from: Author, to: Book, forward: books, reverse: {field: authors, index: inverted}}
+  IN_SERIES:
+    from: Book
+    to: Series
+    fields: {volume: Int, line: Line!}
+    forward: series
+objects:
+  Share:
+    fields: {series: Series!, books: "[Book!]!"}
+"""
+
+# transitive paths: (what changes in PATHS, the line it must report)
+BROKEN_PATHS = [
+    (
+        "path: [books, series]\n        where",
+        "path: [books, seires]\n        where",
+        "types.Author.fields.series.path.1 (line 16): Book has no edge field 'seires'; did you "
+        "mean 'series'?",
+    ),
+    (
+        "path: [books, series]\n        where",
+        "path: [books, title]\n        where",
+        "types.Author.fields.series.path.1 (line 16): Book.title is not an edge field (a path "
+        "follows edges); use one of: authors, series",
+    ),
+    (
+        "path: [books, series]\n        arguments",
+        "path: [books, series, books]\n        arguments",
+        "types.Author.fields.inSeries.path.2 (line 21): Series has no edge field 'books'; Series "
+        "has none to follow: end the path before it",
+    ),
+    (
+        "where: {line: MAIN,",
+        "where: {lien: MAIN,",
+        "types.Author.fields.series.where.lien (line 17): the last edge of the path, IN_SERIES, "
+        "has no field 'lien'; did you mean 'line'?",
+    ),
+    (
+        "where: {line: MAIN,",
+        "where: {line: MAN,",
+        "types.Author.fields.series.where.line (line 17): 'MAN' is not a value of Line; did you "
+        "mean 'MAIN'?",
+    ),
+    (
+        "{volume: {lte: 3}}",
+        "{volume: {lt3: 3}}",
+        "types.Author.fields.series.where.or.1.volume.lt3 (line 17): unknown operator 'lt3'",
+    ),
+    (
+        "{volume: {lte: 3}}",
+        "{volume: {lte: three}}",
+        "types.Author.fields.series.where.or.1.volume.lte (line 17): 'three' does not compare "
+        "with volume (Int); write e.g. 42",
+    ),
+    (
+        "{volume: {lte: 3}}",
+        "{volume: {lte: null}}",
+        "types.Author.fields.series.where.or.1.volume.lte (line 17): null has no order; write "
+        "`volume: null` (absent or null) or `volume: {ne: null}` (present)",
+    ),
+    (
+        "{line: MAIN,",
+        "{line: {gt: MAIN},",
+        "types.Author.fields.series.where.line.gt (line 17): line is a Line, which has no order; "
+        "use eq, ne or in",
+    ),
+    (
+        "or: [{volume: null}, {volume: {lte: 3}}]",
+        "or: {volume: null}",
+        "types.Author.fields.series.where.or (line 17): `or` lists filters, one of which must "
+        "hold: write `or: [",
+    ),
+    (
+        'type: "[Share!]!"',
+        'type: "[Book!]!"',
+        "types.Author.fields.series.type (line 15): this path ends at a Series: make its type "
+        "[Series!]! (the Series nodes reached), a list of a type under `objects:`",
+    ),
+    (
+        "arguments: {seriesId: ID!}",
+        "arguments: {seriesId: String!}",
+        "types.Author.fields.inSeries.arguments (line 22): a Boolean! path takes one ID! "
+        "argument, the Series to look for; write `arguments: {seriesId: ID!}`",
+    ),
+    (
+        "        shape: {series: series, books: books}\n",
+        "",
+        "types.Author.fields.series (line 14): say which hop fills each field of Share: add "
+        "`shape: {<field>: <hop>, …}`",
+    ),
+    (
+        "shape: {series: series, books: books}",
+        "shape: {series: series, books: authors}",
+        "types.Author.fields.series.shape.books (line 18): 'authors' is not a hop of this path; "
+        "use one of: books, series",
+    ),
+    (
+        "shape: {series: series, books: books}",
+        "shape: {series: books, books: books}",
+        "types.Author.fields.series.shape.series (line 18): Share.series lists the Book nodes "
+        "of hop 'books' that reach each node: give it the type [Book!]!",
+    ),
+    (
+        "shape: {series: series, books: books}",
+        "shape: {series: series}",
+        "types.Author.fields.series.shape (line 18): Share.books is not filled; add `books: "
+        "<hop>` to `shape`, or remove the field from Share",
+    ),
+    (
+        "path: [books, series]\n        arguments",
+        "path: [books, series]\n        hook: 'x.y:z'\n        arguments",
+        "types.Author.fields.inSeries.hook (line 22): a path field is computed from its path; "
+        "remove `hook`",
+    ),
+    (
+        "path: [books, series]\n        arguments",
+        "where: {line: MAIN}\n        arguments",
+        "types.Author.fields.inSeries.where (line 21): `where` belongs to a path; add `path: "
+        "[<edge field>, …]`",
+    ),
+]
+
+
+def test_the_good_paths_compile() -> None:
+    walk = parse_model(PATHS).types["Author"].fields["series"].walk
+    assert walk is not None and walk.answer == "objects"
+    assert [hop.edge for hop in walk.hops] == ["WROTE", "IN_SERIES"]
+    assert walk.fills == (("series", 1), ("books", 0))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"), BROKEN_PATHS, ids=[b[2][27:70] for b in BROKEN_PATHS]
+)
+def test_each_path_mistake_names_its_place_and_the_fix(old: str, new: str, expected: str) -> None:
+    assert old in PATHS
+    with pytest.raises(ModelError) as raised:
+        parse_model(PATHS.replace(old, new, 1), "shelves.yaml")
+    assert any(line.startswith(expected) for line in raised.value.lines), raised.value.lines
+
+
 def test_keys_that_could_match_the_same_item_are_reported_without_a_type_attribute() -> None:
     editor = '  Editor:\n    key: "AUTHOR#{id}"\n    fields: {name: String!}\n'
     overlapping = GOOD.replace("  Book:\n", editor + "  Book:\n", 1)

@@ -118,14 +118,34 @@ def test_client_flag_and_environment_choose_the_data_plane(
     served.clear()
     monkeypatch.setenv("EDGEWISE_CLIENT", "botocore")
     assert settings_of(served).client == "botocore"
-    served.clear()
-    assert Settings().client == "botocore"
-    monkeypatch.setenv("EDGEWISE_CLIENT", "nope")
-    with pytest.raises(BadUserInput, match="EDGEWISE_CLIENT='nope': use lean or botocore"):
-        Settings()
 
 
-def test_an_unknown_client_stops_serve_with_what_to_fix(served: list[Any]) -> None:
-    with pytest.raises(SystemExit, match="--client='fast': use lean or botocore"):
-        cli.main(["serve", "--client", "fast"])
+def test_flags_win_over_the_environment_and_fill_what_is_left(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEWISE_DEADLINE", "3")
+    monkeypatch.setenv("EDGEWISE_PORT", "9001")
+    monkeypatch.setenv("EDGEWISE_LIMIT_DEPTH", "6")
+    settings = settings_of(served, "--deadline", "4.5")
+    assert (settings.deadline, settings.port, settings.limits.depth) == (4.5, 9001, 6)
+    assert served[0].state.limits.depth == 6
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "told"),
+    [
+        ("EDGEWISE_PRODUCTION", "maybe", "valid boolean"),
+        ("EDGEWISE_PORT", "eighty", "valid integer"),
+        ("EDGEWISE_LOG_FORMAT", "xml", "use text or json"),
+        ("EDGEWISE_LIMIT_COST", "lots", "whole number"),
+        ("EDGEWISE_CLIENT", "fast", "use lean or botocore"),
+    ],
+)
+def test_a_bad_environment_value_stops_serve_naming_it(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch, name: str, value: str, told: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["serve"])
+    assert f"{name}={value!r}" in str(raised.value) and told in str(raised.value)
     assert served == []

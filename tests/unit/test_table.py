@@ -14,7 +14,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from graph.errors import EdgewiseError, Unavailable
 from graph.keys import ItemKey
-from graph.table import Page, RetryPolicy, Table, Trace
+from graph.table import DEMO_LAYOUT, Page, RetryPolicy, Table, Trace
+from server.errors import code_of
 
 NAME = "graph"
 FAST = RetryPolicy(attempts=8, base_delay=0.001, max_delay=0.002, deadline=1.0)
@@ -186,7 +187,7 @@ async def test_get_many_retries_unprocessed_keys() -> None:
     keys = keys_of(10)
     client = FakeClient({k: raw_item(k) for k in keys})
     table = make_table(client)
-    unprocessed = [k.to_dynamo() for k in keys[4:]]
+    unprocessed = [DEMO_LAYOUT.key(k) for k in keys[4:]]
     client.script["batch_get_item"] = [
         {
             "Responses": {NAME: [raw_item(k) for k in keys[:4]]},
@@ -284,7 +285,7 @@ async def test_call_conditional_check_failure_is_a_plain_internal_error() -> Non
     with pytest.raises(EdgewiseError) as caught:
         await make_table(client).call("PutItem", TableName=NAME, Item={})
     assert type(caught.value) is EdgewiseError
-    assert caught.value.code == "INTERNAL_SERVER_ERROR"
+    assert code_of(caught.value) == "INTERNAL_SERVER_ERROR"
 
 
 @pytest.mark.parametrize("attempts", [1, 2, 5])
@@ -538,7 +539,7 @@ async def test_query_page_sets_limit_and_start_only_when_given(
     await make_table(client).query_page("USER#alice", "GROUP#", limit=limit, after=after)
     (params,) = client.ops("query")
     assert params.get("Limit") == limit
-    assert params.get("ExclusiveStartKey") == (after.to_dynamo() if after else None)
+    assert params.get("ExclusiveStartKey") == (DEMO_LAYOUT.key(after) if after else None)
     assert "IndexName" not in params
     assert "Select" not in params
 
@@ -549,7 +550,7 @@ async def test_query_page_returns_the_last_evaluated_key() -> None:
     client.script["query"] = [
         {
             "Items": [raw_item(ItemKey("USER#alice", "GROUP#group1")), raw_item(last)],
-            "LastEvaluatedKey": last.to_dynamo(),
+            "LastEvaluatedKey": DEMO_LAYOUT.key(last),
         }
     ]
     page = await make_table(client).query_page("USER#alice", "GROUP#", limit=2)
@@ -615,14 +616,14 @@ async def test_query_all_follows_pages() -> None:
     client = FakeClient()
     k1, k2, k3 = (ItemKey("USER#alice", f"GROUP#g{i}") for i in range(3))
     client.script["query"] = [
-        {"Items": [raw_item(k1), raw_item(k2)], "LastEvaluatedKey": k2.to_dynamo()},
+        {"Items": [raw_item(k1), raw_item(k2)], "LastEvaluatedKey": DEMO_LAYOUT.key(k2)},
         {"Items": [raw_item(k3)]},
     ]
     items = await make_table(client).query_all("USER#alice", "GROUP#", index="inverted")
     assert [item["SK"] for item in items] == [k1.sk, k2.sk, k3.sk]
     first, second = client.ops("query")
     assert "ExclusiveStartKey" not in first
-    assert second["ExclusiveStartKey"] == k2.to_dynamo()
+    assert second["ExclusiveStartKey"] == DEMO_LAYOUT.key(k2)
     assert first["IndexName"] == second["IndexName"] == "inverted"
 
 
@@ -630,8 +631,8 @@ async def test_count_sums_pages() -> None:
     client = FakeClient()
     last = ItemKey("USER#alice", "GROUP#g9")
     client.script["query"] = [
-        {"Count": 3, "LastEvaluatedKey": last.to_dynamo()},
-        {"Count": 0, "LastEvaluatedKey": last.to_dynamo()},
+        {"Count": 3, "LastEvaluatedKey": DEMO_LAYOUT.key(last)},
+        {"Count": 0, "LastEvaluatedKey": DEMO_LAYOUT.key(last)},
         {"Count": 2},
     ]
     assert await make_table(client).count("USER#alice", "GROUP#") == 5

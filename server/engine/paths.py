@@ -1,0 +1,174 @@
+"""Transitive path fields (``path:`` in the model file, compiled in :mod:`model.paths`): follow
+edge fields hop by hop from a node, keep the last edges the field's ``where`` lets through, and
+answer the nodes reached, one object per node reached, or whether one given node is reached.
+
+Each hop is one wave: every node the hop starts from lists its edges at once (one Query each,
+through the request's loaders, so a listing another field or an access check reads is read
+once). A root lookup starts the first hop in its own wave. The existence test lists every hop
+but the last, then reads the last hop's edge items by key (one BatchGetItem), the node looked
+for being known. What the principal may not read is left out of a list, as a connection does.
+Nothing here names a type of a particular model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from graph.items import Ref
+from graph.keys import ItemKey
+from graph.reads import Listing
+from model import EdgeType, Field
+from model.access import Hop
+from model.paths import Walk
+
+from .context import Info, ModelContext
+from .fields import Plan, Resolvers
+
+__all__ = ["PathField", "path_resolvers"]
+
+Reached = dict[ItemKey, Ref]
+Through = dict[ItemKey, dict[int, dict[ItemKey, Ref]]]  # node -> hop -> the nodes it came by
+
+
+class PathField:
+    """The resolver of one path field and the loads it starts in a root lookup's wave."""
+
+    def __init__(self, resolvers: Resolvers, field: Field) -> None:
+        assert field.walk is not None
+        self.walk: Walk = field.walk
+        self.codec = resolvers.codec
+        model = resolvers.model
+        self.steps: list[tuple[Hop, EdgeType, Plan]] = []
+        for hop in self.walk.hops:
+            edge = model.edges[hop.edge]
+            plan = resolvers.forward(edge) if hop.far == "to" else resolvers.reverse(edge)
+            self.steps.append((hop, edge, plan))
+        self.target = model.types[self.walk.target]
+
+    @staticmethod
+    def _listing(plan: Plan, ref: Ref, ctx: ModelContext) -> Listing:
+        return plan(ref, {"first": 0}, ctx).key.listing
+
+    def start(self, ctx: ModelContext, ref: Ref, **args: Any) -> list[Awaitable[Any]]:
+        """The first hop's read, for a root lookup to start with its own."""
+        if self.walk.answer == "exists" and len(self.steps) == 1:
+            key = self._edge_key(ref, args)
+            return [] if key is None else [ctx.reads.items.load(key)]
+        return [ctx.reads.alls.load(self._listing(self.steps[0][2], ref, ctx))]
+
+    def resolve(self, ref: Ref, info: Info, **args: Any) -> Awaitable[Any]:
+        if self.walk.answer == "exists":
+            return self._exists(info.context, ref, args)
+        return self._list(info.context, ref)
+
+    # ---- walking ---------------------------------------------------------------------------
+
+    async def _reach(
+        self, ctx: ModelContext, start: Ref, hops: int, now: datetime, track: bool
+    ) -> tuple[Reached, Through]:
+        """The nodes the first ``hops`` hops reach from ``start``, each once, in the order first
+        reached, and (``track``) the nodes of every earlier hop each is reached through."""
+        codec, where, last = self.codec, self.walk.where, len(self.steps) - 1
+        level: Reached = {start.key: start}
+        through: Through = {start.key: {}}
+        for i, (hop, edge, plan) in enumerate(self.steps[:hops]):
+            nodes = list(level.values())
+            pages = await ctx.reads.alls.load_many([self._listing(plan, n, ctx) for n in nodes])
+            test = where if i == last else None
+            reached: Reached = {}
+            reached_through: Through = {}
+            for node, items in zip(nodes, pages, strict=True):
+                came = through.get(node.key, {})
+                if track and i > 0:
+                    came = {**came, i - 1: {node.key: node}}
+                for item in items:
+                    if codec.item_key(item) == node.key or codec.edge_type(item) is not edge:
+                        continue  # the node itself, beside edges between nodes of one type
+                    if test is not None and not test.holds(item, now):
+                        continue
+                    far = codec.end(edge, item, hop.far)
+                    if far.key not in reached:
+                        reached[far.key] = far
+                        reached_through[far.key] = {}
+                    if track:
+                        into = reached_through[far.key]
+                        for index, refs in came.items():
+                            into.setdefault(index, {}).update(refs)
+            level, through = reached, reached_through
+        return level, through
+
+    async def _list(self, ctx: ModelContext, ref: Ref) -> list[Any]:
+        walk = self.walk
+        objects = walk.answer == "objects"
+        reached, through = await self._reach(ctx, ref, len(self.steps), datetime.now(UTC), objects)
+        last = len(self.steps) - 1
+        if not objects:
+            nodes = list(reached.values())
+            return nodes if ctx.scope is None else await self._readable(ctx, nodes)
+        ends = [name for name, index in walk.fills if index == last]
+        lists = [(name, index) for name, index in walk.fills if index != last]
+        rows = [
+            (far, {name: list(through[key].get(index, {}).values()) for name, index in lists})
+            for key, far in reached.items()
+        ]
+        scope = ctx.scope
+        if scope is not None:
+            # what the principal may not read is left out: a node reached, or one it comes by
+            refs: Reached = {}
+            for far, vias in rows:
+                for r in (far, *(r for via in vias.values() for r in via)):
+                    refs.setdefault(r.key, r)
+            verdicts = await asyncio.gather(*(scope.can_read(r) for r in refs.values()))
+            readable = {key for key, ok in zip(refs, verdicts, strict=True) if ok}
+            rows = [
+                (far, {name: [r for r in via if r.key in readable] for name, via in vias.items()})
+                for far, vias in rows
+                if far.key in readable
+            ]
+        return [{**dict.fromkeys(ends, far), **vias} for far, vias in rows]
+
+    @staticmethod
+    async def _readable(ctx: ModelContext, nodes: list[Ref]) -> list[Ref]:
+        scope = ctx.scope
+        assert scope is not None
+        verdicts = await asyncio.gather(*(scope.can_read(n) for n in nodes))
+        return [n for n, ok in zip(nodes, verdicts, strict=True) if ok]
+
+    # ---- existence -------------------------------------------------------------------------
+
+    def _edge_key(self, near: Ref, args: dict[str, Any]) -> ItemKey | None:
+        """The key of the last hop's edge item from ``near`` to the node the argument names;
+        None when it names no node of the path's end type (another type's global id)."""
+        assert self.walk.argument is not None
+        target = self.codec.by_id(self.target, str(args[self.walk.argument]))
+        if target is None:
+            return None
+        hop, edge, _ = self.steps[-1]
+        if hop.far == "to":
+            return self.codec.edge_key(edge, near.key, target.key)
+        return self.codec.edge_key(edge, target.key, near.key)
+
+    async def _exists(self, ctx: ModelContext, ref: Ref, args: dict[str, Any]) -> bool:
+        if self._edge_key(ref, args) is None:  # also checks the argument (BAD_USER_INPUT)
+            return False
+        now = datetime.now(UTC)
+        before, _ = await self._reach(ctx, ref, len(self.steps) - 1, now, False)
+        keys = [key for n in before.values() if (key := self._edge_key(n, args)) is not None]
+        found = await ctx.reads.items.load_many(keys) if keys else []
+        edge, where = self.steps[-1][1], self.walk.where
+        return any(
+            item is not None
+            and self.codec.edge_type(item) is edge
+            and (where is None or where.holds(item, now))
+            for item in found
+        )
+
+
+def path_resolvers(
+    resolvers: Resolvers, field: Field
+) -> tuple[Callable[..., Awaitable[Any]], Callable[..., list[Awaitable[Any]]]]:
+    """A path field's resolver and its ``prefetch`` (see :func:`server.engine.fields.prefetch`)."""
+    path = PathField(resolvers, field)
+    return path.resolve, path.start
