@@ -19,6 +19,7 @@ from graph.errors import EdgewiseError, error_code
 from graph.keys import ItemKey
 from graph.table import RetryPolicy, Table, from_dynamo
 from graph.wire import CachingSigV4Auth, LeanClient
+from server.errors import code_of
 from tests.faults import FaultProxy
 
 CLIENTS = ["lean", "botocore"]
@@ -156,14 +157,16 @@ async def test_each_bad_answer_is_handled_as_on_the_botocore_path(
         proxy.inject("GetItem", kind, times=FAST.attempts)
         with pytest.raises(EdgewiseError) as caught:
             await request.get_item(KEYS[0])
-        assert (caught.value.code, caught.value.attempts) == ("UNAVAILABLE", FAST.attempts), kind
+        assert (code_of(caught.value), caught.value.attempts) == ("UNAVAILABLE", FAST.attempts), (
+            kind
+        )
         assert request.trace.operations["GetItem"] == FAST.attempts, kind
 
     request = table.for_request()
     proxy.inject("Query", "expired_token")
     with pytest.raises(EdgewiseError) as caught:
         await request.query_page("USER#u1", None)
-    assert (caught.value.code, caught.value.attempts) == ("INTERNAL_SERVER_ERROR", 1)
+    assert (code_of(caught.value), caught.value.attempts) == ("INTERNAL_SERVER_ERROR", 1)
     assert str(caught.value) == "DynamoDB error: ExpiredTokenException"
     assert error_code(caught.value.__cause__) == "ExpiredTokenException"
     assert request.trace.operations["Query"] == 1
