@@ -15,7 +15,7 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ChecksumError
 
-from .errors import BadUserInput, error_code, translate
+from .errors import error_code, translate
 from .table import DEMO_LAYOUT, Layout
 from .wire import open_lean_client
 
@@ -26,7 +26,6 @@ __all__ = [
     "client_config",
     "cloudformation_table",
     "create_table",
-    "env_client",
     "open_client",
     "table_definition",
 ]
@@ -35,15 +34,6 @@ __all__ = [
 # The data plane: graph.wire's lean client, or aioboto3's for every call.
 CLIENTS = ("lean", "botocore")
 DEFAULT_CLIENT = "lean"
-
-
-def env_client() -> str:
-    """The data-plane client named by ``EDGEWISE_CLIENT`` (unset: :data:`DEFAULT_CLIENT`)."""
-    value = os.environ.get("EDGEWISE_CLIENT", "")
-    choice = value.strip().lower() or DEFAULT_CLIENT
-    if choice not in CLIENTS:
-        raise BadUserInput(f"EDGEWISE_CLIENT={value!r}: use {' or '.join(CLIENTS)}")
-    return choice
 
 
 @dataclass(frozen=True)
@@ -96,15 +86,13 @@ async def _check_crc32(response: Any = None, **_: Any) -> None:
 
 @asynccontextmanager
 async def open_client(
-    endpoint: Endpoint, config: Config | None = None, *, lean: bool | None = None
+    endpoint: Endpoint, config: Config | None = None, *, lean: bool = True
 ) -> AsyncIterator[Any]:
     """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some.
 
-    ``lean`` (None: as :func:`env_client` says): the data-plane calls go through
+    ``lean`` (the default, ``--client lean``): the data-plane calls go through
     :class:`graph.wire.LeanClient` (same endpoint, credentials, timeouts and pool size), the
     rest through the aioboto3 client it wraps."""
-    if lean is None:
-        lean = env_client() == "lean"
     session = aioboto3.Session()
     config = config or client_config()
     kwargs: dict[str, Any] = {"config": config}

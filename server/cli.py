@@ -77,6 +77,11 @@ def _engine(args: argparse.Namespace) -> Engine:
     return engine
 
 
+def _lean(args: argparse.Namespace) -> bool:
+    """Whether the data plane is graph.wire's lean client (``--client``/``EDGEWISE_CLIENT``)."""
+    return bool(args.settings.client == "lean")
+
+
 def _endpoint(args: argparse.Namespace) -> Endpoint:
     if args.dynamodb == "embedded":
         raise SystemExit(
@@ -323,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
 async def _write_all(
     args: argparse.Namespace, items: Iterable[dict[str, Any]], total: int, layout: Layout
 ) -> int:
-    async with open_client(_endpoint(args)) as client:
+    async with open_client(_endpoint(args), lean=_lean(args)) as client:
         table = Table(client, args.table, layout=layout)
         with tqdm(total=total, unit="items", desc="writing", file=sys.stderr) as bar:
             iterator = iter(items)
@@ -363,7 +368,7 @@ def _load(args: argparse.Namespace) -> None:
 
     async def run() -> int:
         total = validate(args.file, layout)
-        async with open_client(endpoint) as client:
+        async with open_client(endpoint, lean=_lean(args)) as client:
             table = Table(client, args.table, layout=layout)
             with tqdm(total=total, unit="items", desc="loading", file=sys.stderr) as bar:
                 return await load(table, args.file, bar.update)
@@ -377,7 +382,7 @@ def _dump(args: argparse.Namespace) -> None:
     endpoint = _endpoint(args)
 
     async def run() -> int:
-        async with open_client(endpoint) as client:
+        async with open_client(endpoint, lean=_lean(args)) as client:
             table = Table(client, args.table, layout=layout)
             estimate = (await table.describe()).get("ItemCount") or None  # approximate on AWS
             with tqdm(total=estimate, unit="items", desc="dumping", file=sys.stderr) as bar:
@@ -395,7 +400,7 @@ def _create_table(args: argparse.Namespace) -> None:
         return
 
     async def run() -> bool:
-        async with open_client(_endpoint(args)) as client:
+        async with open_client(_endpoint(args), lean=_lean(args)) as client:
             return await create_table(client, args.table, layout=layout)
 
     created = asyncio.run(run())
@@ -482,7 +487,7 @@ def _infer(args: argparse.Namespace) -> None:
     endpoint = _endpoint(args)
 
     async def run() -> tuple[dict[str, Any], Sample]:
-        async with open_client(endpoint) as client:
+        async with open_client(endpoint, lean=_lean(args)) as client:
             table = Table(client, args.table)
             described = await describe(table)
             total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate

@@ -18,6 +18,7 @@ from server.app import create_app
 from server.engine import engine_for
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
+from tests.helpers import LEAN
 
 BACKENDS = ["moto", "dynalite"]
 
@@ -33,7 +34,7 @@ def dynamodb() -> Iterator[EmbeddedDynamoDB]:
 async def moto_table(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Table]:
     """An empty graph table (moto reset first)."""
     dynamodb.reset()
-    async with open_client(Endpoint(dynamodb.url)) as client:
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         await create_table(client, "graph")
         yield Table(client, "graph")
 
@@ -55,12 +56,12 @@ def dynalite() -> Iterator[Dynalite]:
 async def dynalite_table(dynalite: Dynalite) -> AsyncIterator[Table]:
     """An empty graph table on dynalite, under a name of its own, deleted afterwards."""
     name = f"graph-{uuid.uuid4().hex[:12]}"
-    async with open_client(Endpoint(dynalite.url)) as client:
+    async with open_client(Endpoint(dynalite.url), lean=LEAN) as client:
         await create_table(client, name)
         yield Table(client, name)
     # A fresh client: dynalite closes connections idle past its keep-alive timeout, and this
     # raw call (unlike Table.call) would not retry on the pooled one it closed.
-    async with open_client(Endpoint(dynalite.url)) as client:
+    async with open_client(Endpoint(dynalite.url), lean=LEAN) as client:
         await client.delete_table(TableName=name)
 
 
@@ -100,7 +101,7 @@ async def model_http(
     file's path) on a fresh table holding its sample data."""
     dynamodb.reset()
     async with AsyncExitStack() as stack:
-        client = await stack.enter_async_context(open_client(Endpoint(dynamodb.url)))
+        client = await stack.enter_async_context(open_client(Endpoint(dynamodb.url), lean=LEAN))
 
         async def serve(model: str) -> httpx.AsyncClient:
             engine = engine_for(model)

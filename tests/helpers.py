@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import httpx
+
+# The data-plane client the tests open: lean (the default) unless EDGEWISE_CLIENT=botocore, which
+# `make test` sets for its second run of the data-plane suites.
+LEAN = os.environ.get("EDGEWISE_CLIENT", "lean").strip().lower() != "botocore"
 
 
 async def gql(

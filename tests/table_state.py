@@ -17,6 +17,7 @@ from graph.mutate import Writer
 from graph.table import Item, RetryPolicy, Table, from_dynamo
 from models.demo.generate import demo_items
 from server.engine import engine_for
+from tests.helpers import LEAN
 
 Items = dict[tuple[str, str], Item]
 
@@ -133,7 +134,7 @@ async def demo_table(url: str) -> AsyncIterator[Table]:
     the queue may wait past the default 5 s; a timed-out transaction would then be retried
     while its first attempt still applies, which moto (ignoring ClientRequestToken) turns into
     a CONFLICT that DynamoDB would not give."""
-    async with open_client(Endpoint(url), client_config(read_timeout=30.0)) as client:
+    async with open_client(Endpoint(url), client_config(read_timeout=30.0), lean=LEAN) as client:
         await create_table(client, "graph")
         table = Table(client, "graph", RetryPolicy(deadline=60.0))
         await table.batch_write(demo_items())

@@ -21,6 +21,7 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.observer import Observer
 from graph.table import Table
 from models.demo.generate import demo_items
+from tests.helpers import LEAN
 
 __all__ = [
     "SECRET",
@@ -111,7 +112,7 @@ async def seeded_table(name: str = "graph") -> AsyncIterator[CountedTable]:
     """The demo data on a moto server of its own, for a module's read-only tests: the shared
     server is reset by every function-scoped ``table`` fixture."""
     with EmbeddedDynamoDB() as server:
-        async with open_client(Endpoint(server.url)) as client:
+        async with open_client(Endpoint(server.url), lean=LEAN) as client:
             await create_table(client, name)
             table = CountedTable(client, name)
             await table.batch_write(demo_items())

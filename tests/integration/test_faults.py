@@ -29,6 +29,7 @@ from graph.table import Item, RetryPolicy, Table
 from models.demo.generate import build, demo_items, generated_items
 from server.app import create_app
 from tests.faults import READS, FaultProxy, Faults
+from tests.helpers import LEAN
 from tests.table_state import scan
 
 RUNS = int(os.environ.get("EDGEWISE_FAULT_RUNS", 100))  # runs of every read query
@@ -101,7 +102,7 @@ async def world(table: Table, dynamodb: Any) -> AsyncIterator[World]:
     await table.batch_write(demo_items())
     async with FaultProxy(dynamodb.url) as proxy:
         config = client_config(connect_timeout=1.0, read_timeout=2.0)
-        async with open_client(Endpoint(proxy.url), config) as client:
+        async with open_client(Endpoint(proxy.url), config, lean=LEAN) as client:
             yield World(table, proxy, Table(client, table.name, FAST))
 
 

@@ -13,7 +13,7 @@ import pytest
 from graph.client import Endpoint, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.table import Table
-from tests.helpers import gql
+from tests.helpers import LEAN, gql
 from tests.table_state import scan
 
 Serve = Callable[[str], Awaitable[httpx.AsyncClient]]
@@ -29,7 +29,7 @@ async def http(model_http: Serve) -> httpx.AsyncClient:
 
 async def items(dynamodb: EmbeddedDynamoDB) -> list[dict[str, Any]]:
     """Every item of the table, in key order (a strongly consistent Scan)."""
-    async with open_client(Endpoint(dynamodb.url)) as client:
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         found = await scan(Table(client, "order-entry"))
     return [found[key] for key in sorted(found)]
 
@@ -169,7 +169,7 @@ async def test_edges_add_and_remove(http: httpx.AsyncClient) -> None:
 async def test_a_wrongly_typed_attribute_fails_only_its_field(
     http: httpx.AsyncClient, dynamodb: EmbeddedDynamoDB, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with open_client(Endpoint(dynamodb.url)) as client:
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         await client.update_item(
             TableName="order-entry",
             Key={"PK": {"S": "EMP#e1"}, "SK": {"S": "EMP#e1"}},
@@ -187,7 +187,7 @@ async def test_a_wrongly_typed_attribute_fails_only_its_field(
 async def test_an_item_no_type_explains_is_skipped(
     http: httpx.AsyncClient, dynamodb: EmbeddedDynamoDB, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with open_client(Endpoint(dynamodb.url)) as client:
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         await client.put_item(
             TableName="order-entry",
             Item={
