@@ -63,6 +63,16 @@ AMZ_JSON = "application/x-amz-json-1.0"
 TARGET = "DynamoDB_20120810."
 SIGV4_TIMESTAMP = "%Y%m%dT%H%M%SZ"
 KEEPALIVE_TIMEOUT = 12  # seconds, as aiobotocore's pool
+HOT = {  # the calls sent here, by the client method Table calls
+    "get_item": "GetItem",
+    "batch_get_item": "BatchGetItem",
+    "query": "Query",
+    "put_item": "PutItem",
+    "update_item": "UpdateItem",
+    "delete_item": "DeleteItem",
+    "transact_write_items": "TransactWriteItems",
+    "batch_write_item": "BatchWriteItem",
+}
 
 
 class CachingSigV4Auth(SigV4Auth):
@@ -139,31 +149,16 @@ class LeanClient:
         self._stamp = (0, "")
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.control, name)
+        """A hot call (``get_item(**params)`` ...) sent by :meth:`send`; anything else is the
+        aioboto3 client's."""
+        operation = HOT.get(name)
+        if operation is None:
+            return getattr(self.control, name)
 
-    async def get_item(self, **params: Any) -> dict[str, Any]:
-        return await self.send("GetItem", params)
+        async def call(**params: Any) -> dict[str, Any]:
+            return await self.send(operation, params)
 
-    async def batch_get_item(self, **params: Any) -> dict[str, Any]:
-        return await self.send("BatchGetItem", params)
-
-    async def query(self, **params: Any) -> dict[str, Any]:
-        return await self.send("Query", params)
-
-    async def put_item(self, **params: Any) -> dict[str, Any]:
-        return await self.send("PutItem", params)
-
-    async def update_item(self, **params: Any) -> dict[str, Any]:
-        return await self.send("UpdateItem", params)
-
-    async def delete_item(self, **params: Any) -> dict[str, Any]:
-        return await self.send("DeleteItem", params)
-
-    async def transact_write_items(self, **params: Any) -> dict[str, Any]:
-        return await self.send("TransactWriteItems", params)
-
-    async def batch_write_item(self, **params: Any) -> dict[str, Any]:
-        return await self.send("BatchWriteItem", params)
+        return call
 
     async def credentials(self) -> ReadOnlyCredentials:
         """The credentials to sign with now (refreshed first when they are about to expire)."""
