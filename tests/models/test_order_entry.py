@@ -222,8 +222,8 @@ async def test_access_pattern(
 ) -> None:
     body = await gql(http, query)
     assert "errors" not in body, body
-    assert _answer(body["data"], path) == expected
     trace = body["extensions"]["dynamodb"]
+    assert _answer(body["data"], path) == expected, body
     assert trace["operations"] == operations
     assert trace["rounds"] == rounds
 
