@@ -24,7 +24,19 @@ from .expressions import Expr
 from .keys import ItemKey
 from .table import Item, Layout, Table, to_dynamo
 
-__all__ = ["Branch", "Listing", "Page", "PageKey", "Reads", "Whole", "cursor_of", "positions"]
+__all__ = [
+    "UNKNOWN",
+    "Branch",
+    "Listing",
+    "Page",
+    "PageKey",
+    "Reads",
+    "Whole",
+    "cursor_of",
+    "positions",
+]
+
+UNKNOWN: Any = object()  # what :meth:`Reads.known_item` and ``known_page`` answer before a read
 
 _serialize = to_dynamo
 
@@ -135,6 +147,12 @@ def cursor_of(layout: Layout, index: str | None, item: Item) -> str:
     return _encode([_position(layout, index, item)])
 
 
+def _known(future: asyncio.Future[Any] | None) -> Any:
+    if future is None or not future.done() or future.cancelled() or future.exception():
+        return UNKNOWN
+    return future.result()
+
+
 class Reads:
     """Build one per request, inside its event loop: a key is read at most once, and reads
     made in the same tick share a batch."""
@@ -142,14 +160,25 @@ class Reads:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.layout = table.layout
+        self._items: dict[ItemKey, asyncio.Future[Item | None]] = {}
+        self._pages: dict[PageKey, asyncio.Future[Page]] = {}
         self.items: DataLoader[ItemKey, Item | None] = DataLoader(
-            self._load_items, max_batch_size=100
+            self._load_items, max_batch_size=100, cache_map=self._items
         )
-        self.pages: DataLoader[PageKey, Page] = DataLoader(self._load_pages)
+        self.pages: DataLoader[PageKey, Page] = DataLoader(self._load_pages, cache_map=self._pages)
         self.counts: DataLoader[Listing, int] = DataLoader(self._load_counts)
         self.alls: DataLoader[Listing, list[Item]] = DataLoader(self._load_alls)
         self.wholes: DataLoader[Whole, tuple[list[Item], bool]] = DataLoader(self._load_wholes)
         self._complete: dict[Listing, list[Item]] = {}  # first pages that held every item
+
+    def known_item(self, key: ItemKey) -> Item | Any | None:
+        """The item (None: it does not exist) if this request has read it, else UNKNOWN: lets a
+        field resolve without a coroutine when its item is in memory."""
+        return _known(self._items.get(key))
+
+    def known_page(self, key: PageKey) -> Page | Any:
+        """The page if this request has read it, else UNKNOWN."""
+        return _known(self._pages.get(key))
 
     def prime(self, items: list[Item]) -> list[Item]:
         """Remember items a Query returned, so reading one by key costs nothing."""

@@ -52,8 +52,6 @@ class ModelContext:
     principal: Principal = ADMIN
     skipped: set[str] = field(default_factory=set)
     scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
-    # per `edges` field: the fields selected under its `node` (server.engine.fields)
-    selections: dict[tuple[int, ...], frozenset[str] | None] = field(default_factory=dict)
 
     @classmethod
     def for_request(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from graphql import GraphQLObjectType, get_named_type
+from graphql import GraphQLObjectType
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
 from graphql.execution.values import get_argument_values
 
@@ -26,11 +26,12 @@ from graph.deletes import is_marked
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
-from graph.reads import Branch, Listing, Page, PageKey, Whole, positions
+from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, Whole, positions
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
 
+from . import plan as planned
 from .context import Info, ModelContext
 from .scalars import WrongType, to_graphql
 
@@ -131,7 +132,12 @@ class Resolvers:
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                return later(ref, info)
+                item = info.context.reads.known_item(ref.key)
+                if item is UNKNOWN:
+                    return later(ref, info)
+                if item is None:
+                    raise NotFound(f"{ref.key.pk} does not exist")
+                ref.item = item
             return self._convert(field, ref, item.get(attribute))
 
         return resolve
@@ -183,9 +189,8 @@ class Resolvers:
     def reference(self, field: Field, owner: NodeType) -> Callable[..., Any]:
         """The node whose id is in ``field.source``: lazy when non-null, read when nullable
         (to answer null for a missing node) in the same wave as its own fields."""
+        source_value = self.reference_source(field, owner)
         target = self.model.types[field.target or ""]
-        source = owner.fields[field.source or ""]
-        source_value = self.key_value(source) if source.kind == "key" else self.value(source)
 
         async def resolve(ref: Ref, info: Info) -> Ref | None:
             value = source_value(ref, info)
@@ -206,6 +211,28 @@ class Resolvers:
             return found if scope is None else await scope.checked(found)
 
         return resolve
+
+    def reference_source(self, field: Field, owner: NodeType) -> Callable[..., Any]:
+        source = owner.fields[field.source or ""]
+        return self.key_value(source) if source.kind == "key" else self.value(source)
+
+    def reference_target(self, field: Field, owner: NodeType) -> Callable[[Ref, Info], Any]:
+        """The referenced node from an item in memory (for the planned prefetch), or None."""
+        source_value = self.reference_source(field, owner)
+        target = self.model.types[field.target or ""]
+
+        def find(ref: Ref, info: Info) -> Ref | None:
+            try:
+                value = source_value(ref, info)
+            except (EdgewiseError, WrongType):
+                return None
+            if value is None or asyncio.iscoroutine(value):
+                if asyncio.iscoroutine(value):
+                    value.close()
+                return None
+            return self.codec.by_id(target, str(value))
+
+        return find
 
     def parent_of(self, ref: Ref) -> Ref:
         """A child's parent, from the child's key (no read)."""
@@ -327,24 +354,25 @@ class Resolvers:
     def one(self, plan: Plan) -> Callable[..., Any]:
         """At most one edge: its far end, or null."""
 
-        async def resolve(ref: Ref, info: Info) -> Ref | None:
-            conn = plan(ref, {"first": 1}, info.context)
+        async def later(conn: Conn, info: Info) -> Ref | None:
             edges = await self.page_edges(conn, info)
             if edges and info.context.scope is not None:
                 await info.context.scope.check(edges[0].node)
+            return edges[0].node if edges else None
+
+        def resolve(ref: Ref, info: Info) -> Any:
+            ctx: ModelContext = info.context
+            conn = plan(ref, {"first": 1}, ctx)
+            page = ctx.reads.known_page(conn.key) if ctx.scope is None else UNKNOWN
+            if page is UNKNOWN:
+                return later(conn, info)
+            edges = edges_of(conn, page, ctx)
             return edges[0].node if edges else None
 
         return resolve
 
     def first(self, field: Field, plan: Plan) -> Callable[..., Any]:
-        async def resolve(ref: Ref, info: Info) -> Ref | None:
-            conn = plan(ref, {"first": 1}, info.context)
-            edges = await self.page_edges(conn, info)
-            if edges and info.context.scope is not None:
-                await info.context.scope.check(edges[0].node)
-            return edges[0].node if edges else None
-
-        return resolve
+        return self.one(plan)
 
     def sum(self, field: Field, plan: Plan, summed: Field) -> Callable[..., Any]:
         async def resolve(ref: Ref, info: Info) -> Any:
@@ -352,7 +380,7 @@ class Resolvers:
             items = await info.context.reads.alls.load(conn.key.listing)
             total: Any = 0
             for item in items:
-                node = self._node(conn, item, info.context)
+                node = _node(conn, item, info.context)
                 if node is not None:
                     value = self._convert(summed, node, item.get(summed.attribute))
                     total += value or 0
@@ -364,78 +392,42 @@ class Resolvers:
         page: Page = await info.context.reads.pages.load(conn.key)
         return page
 
-    def _node(self, conn: Conn, item: Item, ctx: ModelContext) -> Ref | None:
-        expected = conn.node
-        assert expected is not None
-        found = self.codec.node_type(item)
-        if found is expected:
-            return Ref(found, self.codec.item_key(item), item)
-        edge = self.codec.edge_type(item) if found is None else None
-        if edge is not None and expected.name in (edge.source, edge.target):
-            return self.codec.end(edge, item, "from" if edge.source == expected.name else "to")
-        ctx.unexplained(item, f"a list of {expected.name}")
-        return None
+    def edges(self, conn: Conn, info: Info) -> Any:
+        """The page's edges, less those whose node the caller may not read: at once when the
+        page is in memory (the planned prefetch read it), else read with what is below."""
+        ctx: ModelContext = info.context
+        page = ctx.reads.known_page(conn.key) if ctx.scope is None else UNKNOWN
+        if page is UNKNOWN:
+            return self._edges(conn, info)
+        edges = edges_of(conn, page, ctx)
+        from_copies(conn, edges, _node_selection(info), ctx)
+        return edges
 
-    async def edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
-        """The page's edges, less those whose node the caller may not read."""
+    async def _edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
         edges = await self.page_edges(conn, info)
-        self.from_copies(conn, edges, info)
+        from_copies(conn, edges, _node_selection(info), info.context)
         scope = info.context.scope
-        return edges if scope is None else await scope.visible(edges)
-
-    def from_copies(self, conn: Conn, edges: list[EdgeValue], info: Info) -> None:
-        """Answer each edge's node from the copies of its fields that the edge item carries
-        (``copyOf``), when the selection under ``node`` asks for nothing else but ``id``,
-        ``__typename`` and key fields: that node is not read, one round less. An edge item
-        lacking a copy (a null value, or written before the copy was declared) leaves its node
-        to be read as usual. Access rules are unchanged: they are decided from edges."""
-        if not edges:
-            return
-        wanted = _node_selection(info)
-        if wanted is None:
-            return
-        node_type = edges[0].node.type
-        keyed = {n for n, f in node_type.fields.items() if f.kind == "key"}
-        wanted = wanted - {"id", "__typename"} - keyed
-        if not wanted:
-            return  # nothing to read anyway
-        layout = self.codec.layout
-        for value in edges:
-            edge = conn.edge or self.codec.edge_type(value.item)
-            if edge is None or value.node.item is not None:
-                continue
-            if conn.edge is not None:
-                end = conn.far
-            else:  # an access pattern listing edge items as nodes: as _node picks the end
-                end = "from" if edge.source == node_type.name else "to"
-            copies = {
-                f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end
-            }
-            if not all(name in copies and copies[name].attribute in value.item for name in wanted):
-                continue
-            item = {layout.pk: value.node.key.pk, layout.sk: value.node.key.sk}
-            for name in wanted:
-                item[node_type.fields[name].attribute] = value.item[copies[name].attribute]
-            value.node = Ref(node_type, value.node.key, item)
+        if scope is not None:
+            visible: list[EdgeValue] = await scope.visible(edges)
+            return visible
+        below = planned.below_edges(info)
+        if below is not None and edges:
+            await planned.prefetch(info, [(e.node, below) for e in edges])
+        return edges
 
     async def page_edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
-        page = await self.page(conn, info)
-        out = []
-        for item, cursor in zip(page.items, page.cursors, strict=True):
-            if conn.owner is not None and self.codec.item_key(item) == conn.owner.key:
-                continue  # the node itself, beside edges from nodes of its own type
-            if conn.edge is not None:
-                if self.codec.edge_type(item) is not conn.edge:
-                    info.context.unexplained(item, f"the {conn.edge.label} edges")
-                    continue
-                out.append(EdgeValue(item, cursor, self.codec.end(conn.edge, item, conn.far)))
-            else:
-                node = self._node(conn, item, info.context)
-                if node is not None:
-                    out.append(EdgeValue(item, cursor, node))
-        return out
+        return edges_of(conn, await self.page(conn, info), info.context)
 
-    async def page_info(self, conn: Conn, info: Info) -> dict[str, Any]:
+    def page_info(self, conn: Conn, info: Info) -> Any:
+        page = info.context.reads.known_page(conn.key)
+        if page is UNKNOWN:
+            return self._page_info(conn, info)
+        return {
+            "hasNextPage": page.has_next,
+            "endCursor": page.cursors[-1] if page.cursors else None,
+        }
+
+    async def _page_info(self, conn: Conn, info: Info) -> dict[str, Any]:
         page = await self.page(conn, info)
         return {
             "hasNextPage": page.has_next,
@@ -456,6 +448,79 @@ class Resolvers:
             return self._convert(field, edge.node, edge.item.get(attribute))
 
         return resolve
+
+
+def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref | None:
+    expected = conn.node
+    assert expected is not None
+    codec = ctx.codec
+    found = codec.node_type(item)
+    if found is expected:
+        return Ref(found, codec.item_key(item), item)
+    edge = codec.edge_type(item) if found is None else None
+    if edge is not None and expected.name in (edge.source, edge.target):
+        return codec.end(edge, item, "from" if edge.source == expected.name else "to")
+    ctx.unexplained(item, f"a list of {expected.name}")
+    return None
+
+
+def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
+    """A page's edges, each with its node (its item attached when this request has read it)."""
+    codec = ctx.codec
+    out = []
+    for item, cursor in zip(page.items, page.cursors, strict=True):
+        if conn.owner is not None and codec.item_key(item) == conn.owner.key:
+            continue  # the node itself, beside edges from nodes of its own type
+        if conn.edge is not None:
+            if codec.edge_type(item) is not conn.edge:
+                ctx.unexplained(item, f"the {conn.edge.label} edges")
+                continue
+            node = codec.end(conn.edge, item, conn.far)
+        else:
+            found = _node(conn, item, ctx)
+            if found is None:
+                continue
+            node = found
+        if node.item is None:
+            known = ctx.reads.known_item(node.key)
+            if known is not UNKNOWN and known is not None:
+                node.item = known
+        out.append(EdgeValue(item, cursor, node))
+    return out
+
+
+def from_copies(
+    conn: Conn, edges: list[EdgeValue], wanted: frozenset[str] | None, ctx: ModelContext
+) -> None:
+    """Answer each edge's node from the copies of its fields that the edge item carries
+    (``copyOf``), when the selection under ``node`` (``wanted``) asks for nothing else but
+    ``id``, ``__typename`` and key fields: that node is not read, one round less. An edge item
+    lacking a copy (a null value, or written before the copy was declared) leaves its node
+    to be read as usual. Access rules are unchanged: they are decided from edges."""
+    if not edges or wanted is None:
+        return
+    node_type = edges[0].node.type
+    keyed = {n for n, f in node_type.fields.items() if f.kind == "key"}
+    wanted = wanted - {"id", "__typename"} - keyed
+    if not wanted:
+        return  # nothing to read anyway
+    codec = ctx.codec
+    layout = codec.layout
+    for value in edges:
+        edge = conn.edge or codec.edge_type(value.item)
+        if edge is None or value.node.item is not None:
+            continue
+        if conn.edge is not None:
+            end = conn.far
+        else:  # an access pattern listing edge items as nodes: as _node picks the end
+            end = "from" if edge.source == node_type.name else "to"
+        copies = {f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end}
+        if not all(name in copies and copies[name].attribute in value.item for name in wanted):
+            continue
+        item = {layout.pk: value.node.key.pk, layout.sk: value.node.key.sk}
+        for name in wanted:
+            item[node_type.fields[name].attribute] = value.item[copies[name].attribute]
+        value.node = Ref(node_type, value.node.key, item)
 
 
 def exposed(fields: dict[str, Any], names: tuple[str, ...] | None) -> dict[str, Any]:
@@ -564,32 +629,9 @@ def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
 
 def _node_selection(info: Info) -> frozenset[str] | None:
     """The fields selected under ``node`` by the ``edges`` being resolved (fragments and
-    directives applied), or None when no ``node`` is selected; once per request and field."""
-    ctx: ModelContext = info.context
-    key = tuple(id(n) for n in info.field_nodes)
-    if key in ctx.selections:
-        return ctx.selections[key]
-    edge_type = get_named_type(info.return_type)
-    assert isinstance(edge_type, GraphQLObjectType)
-    fragments = {name: FragmentDetails(f) for name, f in info.fragments.items()}
-    collect = partial(
-        collect_subfields, info.schema, fragments, info.variable_values, info.operation
-    )
-    details = collect(edge_type, [FieldDetails(n, None) for n in info.field_nodes])
-    nodes = [
-        d
-        for group in details.grouped_field_set.values()
-        for d in group
-        if d.node.name.value == "node"
-    ]
-    found = None
-    if nodes:
-        node_type = get_named_type(edge_type.fields["node"].type)
-        assert isinstance(node_type, GraphQLObjectType)
-        inner = collect(node_type, nodes).grouped_field_set.values()
-        found = frozenset(group[0].node.name.value for group in inner)
-    ctx.selections[key] = found
-    return found
+    directives applied), or None when no ``node`` is selected."""
+    below = planned.below_edges(info)
+    return None if below is None else below.names
 
 
 def _selects(node: Any, names: tuple[str, ...]) -> bool:
@@ -651,6 +693,10 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
         return None
     if scope is not None:
         await scope.check(ref)
+        return ref
+    object_type = info.schema.get_type(ref.type.name)
+    assert isinstance(object_type, GraphQLObjectType)
+    await planned.prefetch(info, [(ref, planned.selection(info, object_type, info.field_nodes))])
     return ref
 
 

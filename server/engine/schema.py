@@ -253,6 +253,7 @@ class _Builder:
                 GraphQLNonNull(GraphQLInt),
                 resolve=r.value(version),
                 description="Optimistic-locking version.",
+                extensions={"kind": "value"},
             )
         if node.parent is not None:
             parent = node.parent
@@ -310,7 +311,13 @@ class _Builder:
         if f.kind == "key":
             resolve = r.key_value(f)
         elif f.kind == "ref":
-            resolve = r.reference(f, node)
+            target = r.reference_target(f, node)
+            return GraphQLField(
+                type_,
+                resolve=r.reference(f, node),
+                description=f.description,
+                extensions={"kind": "ref", "target": target},
+            )
         elif f.kind == "first":
             plan = plans[f.collection or ""]
             return self.planned(type_, plan, "first", {}, f.description, resolve=r.first(f, plan))
@@ -340,7 +347,9 @@ class _Builder:
                 type_, plan, "sum", {}, f.description, resolve=r.sum(f, plan, summed)
             )
         else:
-            resolve = r.value(f)
+            return GraphQLField(
+                type_, resolve=r.value(f), description=f.description, extensions={"kind": "value"}
+            )
         return GraphQLField(type_, resolve=resolve, description=f.description)
 
     def _collection_type(self, node: NodeType, collection: str) -> NodeType:

@@ -1,0 +1,264 @@
+"""The planned prefetch: before graphql-core completes a node's fields, read everything its
+selection needs, one wave per level (items whose stored fields are selected, pages of the
+selected connections, then the same below each page's nodes), so that every field then resolves
+from memory without a coroutine, a task or a dataloader ``load`` of its own.
+
+A :class:`Selection` (what one object's selection reads) is planned once per document, object
+type and field nodes, and cached while the document is (documents are parsed once per query
+text); a document with ``@skip``/``@include`` is planned per request, since variables decide its
+fields. Reads and their batching are the loaders' (:class:`graph.reads.Reads`): the prefetch only
+starts them earlier, together, so it never costs a request or a round more than resolving field
+by field would. It runs where no access rules apply (an admin, or a model without rules): a
+principal's reads are decided edge by edge (``server.engine.access``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    GraphQLField,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    Node,
+    get_named_type,
+)
+from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
+from graphql.execution.values import get_argument_values
+
+from graph.errors import EdgewiseError
+from graph.items import Ref
+from graph.reads import UNKNOWN, PageKey
+
+from . import fields
+from .context import Info, ModelContext
+
+__all__ = ["Selection", "Step", "below_edges", "prefetch", "selection"]
+
+KINDS = frozenset({"connection", "children", "one", "first", "sum", "ref"})
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A selected field that reads: a connection-like field (``plan`` in its extensions) or a
+    reference; ``below`` is the selection on the nodes it leads to (None: nothing below reads
+    or none is selected); ``wanted`` the field names selected on those nodes."""
+
+    definition: GraphQLField
+    node: FieldNode
+    kind: str
+    below: Selection | None
+    wanted: frozenset[str] | None
+    page: bool = True  # a connection's page is selected (its edges or pageInfo)
+    count: bool = False  # a connection's totalCount is selected
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What one object's selection reads: its own item (a stored field is selected) and the
+    fields that lead further."""
+
+    item: bool
+    steps: tuple[Step, ...]
+    names: frozenset[str]
+
+
+_CACHE: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
+_CACHE_SIZE = 4096
+
+
+def _has_directives(document: DocumentNode) -> bool:
+    def walk(node: Any) -> bool:
+        if getattr(node, "directives", None):
+            return True
+        selection_set = getattr(node, "selection_set", None)
+        return selection_set is not None and any(walk(s) for s in selection_set.selections)
+
+    return any(walk(d) for d in document.definitions)
+
+
+def _cached(key: tuple[int, ...], keep: tuple[Node, ...], build: Callable[[], Any]) -> Any:
+    """``build()`` once per key; ``keep`` (the AST nodes whose ids make the key) stays
+    referenced with the entry, so no id is reused while it is cached."""
+    found = _CACHE.get(key)
+    if found is not None:
+        _CACHE.move_to_end(key)
+        return found[0]
+    value = build()
+    _CACHE[key] = (value, keep)
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return value
+
+
+def _static(info: Info) -> bool:
+    document = info.operation  # the operation's own directives and those of its fragments
+    key = (0, id(document), *(id(f) for f in info.fragments.values()))
+    keep = (document, *info.fragments.values())
+    return not _cached(
+        key,
+        keep,
+        lambda: _has_directives(DocumentNode(definitions=(document, *info.fragments.values()))),
+    )
+
+
+def selection(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Selection:
+    """What the fields ``nodes`` select on ``object_type`` read, planned once per document."""
+    if not _static(info):
+        return _plan(info, object_type, nodes)
+    key = (1, id(object_type), *(id(n) for n in nodes))
+    return _cached(key, tuple(nodes), lambda: _plan(info, object_type, nodes))  # type: ignore[no-any-return]
+
+
+def below_edges(info: Info) -> Selection | None:
+    """The selection on ``node`` under the ``edges`` field being resolved, if any."""
+    edge_type = get_named_type(info.return_type)
+    assert isinstance(edge_type, GraphQLObjectType)
+    if not _static(info):
+        return _below(info, edge_type, list(info.field_nodes))[0]
+    key = (2, id(edge_type), *(id(n) for n in info.field_nodes))
+    return _cached(  # type: ignore[no-any-return]
+        key, tuple(info.field_nodes), lambda: _below(info, edge_type, list(info.field_nodes))[0]
+    )
+
+
+def _collect(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Any:
+    fragments = {name: FragmentDetails(f) for name, f in info.fragments.items()}
+    return collect_subfields(
+        info.schema,
+        fragments,
+        info.variable_values,
+        info.operation,
+        object_type,
+        [FieldDetails(n, None) for n in nodes],
+    ).grouped_field_set
+
+
+def _plan(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Selection:
+    item = False
+    steps = []
+    names = set()
+    for details in _collect(info, object_type, nodes).values():
+        node = details[0].node
+        names.add(node.name.value)
+        definition = object_type.fields.get(node.name.value)
+        if definition is None:
+            continue
+        kind = (definition.extensions or {}).get("kind")
+        if kind == "value":
+            item = True
+        if kind not in KINDS:
+            continue
+        field_nodes = [d.node for d in details]
+        below: Selection | None = None
+        wanted = None
+        page, count = True, False
+        target = get_named_type(definition.type)
+        if kind in ("connection", "children"):
+            assert isinstance(target, GraphQLObjectType)
+            selected = [
+                d.node for group in _collect(info, target, field_nodes).values() for d in group
+            ]
+            named = {n.name.value for n in selected}
+            page, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
+            edges = [n for n in selected if n.name.value == "edges"]
+            if edges:
+                edge_type = get_named_type(target.fields["edges"].type)
+                assert isinstance(edge_type, GraphQLObjectType)
+                below, wanted = _below(info, edge_type, edges)
+        elif kind in ("one", "first", "ref") and isinstance(target, GraphQLObjectType):
+            below = _plan(info, target, field_nodes)
+            wanted = below.names
+        steps.append(Step(definition, node, kind, below, wanted, page, count))
+    return Selection(item, tuple(steps), frozenset(names))
+
+
+def _below(
+    info: Info, edge_type: GraphQLObjectType, nodes: list[FieldNode]
+) -> tuple[Selection | None, frozenset[str] | None]:
+    inner = [
+        d.node
+        for group in _collect(info, edge_type, nodes).values()
+        for d in group
+        if d.node.name.value == "node"
+    ]
+    if not inner:
+        return None, None
+    node_type = get_named_type(edge_type.fields["node"].type)
+    assert isinstance(node_type, GraphQLObjectType)
+    below = _plan(info, node_type, inner)
+    return below, below.names
+
+
+async def prefetch(info: Info, level: list[tuple[Ref, Selection]]) -> None:
+    """Read what ``level`` (nodes and their selections) needs, then the same for the nodes its
+    pages and references lead to, one wave per level, until nothing below reads. A read that
+    fails is left to its field's resolver, which reads it again and reports the error there."""
+    ctx: ModelContext = info.context
+    reads = ctx.reads
+    variables = info.variable_values
+    while level:
+        waiting: list[Any] = []
+        follow: list[tuple[Ref, Step, Any]] = []
+        for ref, chosen in level:
+            need_item = chosen.item
+            for step in chosen.steps:
+                if step.kind == "ref":
+                    need_item = True  # its target's id is in this item
+                    if step.below is not None:
+                        follow.append((ref, step, None))
+                    continue
+                try:
+                    args = get_argument_values(step.definition, step.node, variables)
+                    conn = step.definition.extensions["plan"](ref, args, ctx)
+                except (EdgewiseError, ValueError, TypeError):
+                    continue  # the field's own resolver reports it
+                if step.kind == "sum":
+                    waiting.append(reads.alls.load(conn.key.listing))
+                    continue
+                if step.count:
+                    if conn.counter is not None and conn.owner is not None:
+                        need_item = True
+                    else:
+                        waiting.append(reads.counts.load(conn.key.listing))
+                if not step.page:
+                    continue
+                if step.kind in ("one", "first"):
+                    conn.key = PageKey(conn.key.listing, 1, None)
+                waiting.append(reads.pages.load(conn.key))
+                if step.below is not None:
+                    follow.append((ref, step, conn))
+            if need_item and ref.item is None:
+                waiting.append(reads.items.load(ref.key))
+        if waiting:
+            await asyncio.gather(*waiting, return_exceptions=True)
+        level = []
+        for ref, step, conn in follow:
+            assert step.below is not None
+            if conn is None:
+                if ref.item is None:
+                    ref.item = reads.known_item(ref.key)
+                    if ref.item is UNKNOWN:
+                        ref.item = None
+                        continue
+                target = step.definition.extensions["target"](ref, info)
+                if target is not None:
+                    nullable = not isinstance(step.definition.type, GraphQLNonNull)
+                    level.append((target, _with_item(step.below) if nullable else step.below))
+                continue
+            page = reads.known_page(conn.key)
+            if page is UNKNOWN:
+                continue
+            edges = fields.edges_of(conn, page, ctx)
+            fields.from_copies(conn, edges, step.wanted, ctx)
+            level += [(e.node, step.below) for e in edges]
+
+
+def _with_item(chosen: Selection) -> Selection:
+    """A reference's target is read to learn whether it exists."""
+    return chosen if chosen.item else Selection(True, chosen.steps, chosen.names)
