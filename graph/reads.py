@@ -166,7 +166,10 @@ class Reads:
             self._load_items, max_batch_size=100, cache_map=self._items
         )
         self.pages: DataLoader[PageKey, Page] = DataLoader(self._load_pages, cache_map=self._pages)
-        self.counts: DataLoader[Listing, int] = DataLoader(self._load_counts)
+        self._counts: dict[Listing, asyncio.Future[int]] = {}
+        self.counts: DataLoader[Listing, int] = DataLoader(
+            self._load_counts, cache_map=self._counts
+        )
         self.alls: DataLoader[Listing, list[Item]] = DataLoader(self._load_alls)
         self.wholes: DataLoader[Whole, tuple[list[Item], bool]] = DataLoader(self._load_wholes)
         self._complete: dict[Listing, list[Item]] = {}  # first pages that held every item
@@ -179,6 +182,10 @@ class Reads:
     def known_page(self, key: PageKey) -> Page | Any:
         """The page if this request has read it, else UNKNOWN."""
         return _known(self._pages.get(key))
+
+    def known_count(self, listing: Listing) -> int | Any:
+        """The listing's count if this request has counted it, else UNKNOWN."""
+        return _known(self._counts.get(listing))
 
     def prime(self, items: list[Item]) -> list[Item]:
         """Remember items a Query returned, so reading one by key costs nothing."""

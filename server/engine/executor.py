@@ -20,12 +20,14 @@ from graphql import (
     specified_rules,
     validate,
 )
+from graphql.execution import Executor
 from graphql.utilities import print_type
 from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
 from ..errors import log_unexpected
+from .compiled import compile_operation
 
 __all__ = ["ModelSchema"]
 
@@ -76,6 +78,19 @@ class ModelSchema:
         kind = OperationType(operation.operation.value)
         if kind not in set(allowed_operation_types):
             raise InvalidOperationTypeError(kind)
+        if kind is OperationType.QUERY:
+            executor = Executor.build(
+                self._schema, document, None, context_value, variable_values, operation_name
+            )
+            compiled = (
+                None
+                if isinstance(executor, list)
+                else compile_operation(self._schema, document, executor, operation_name)
+            )
+            if compiled is not None:
+                data = await compiled.run(executor)  # type: ignore[arg-type]
+                if data is not None:
+                    return ExecutionResult(data, None)
         result = execute(
             self._schema,
             document,

@@ -191,9 +191,24 @@ class Resolvers:
         (to answer null for a missing node) in the same wave as its own fields."""
         source_value = self.reference_source(field, owner)
         target = self.model.types[field.target or ""]
+        nullable = not field.type.non_null
 
-        async def resolve(ref: Ref, info: Info) -> Ref | None:
+        def resolve(ref: Ref, info: Info) -> Any:
+            """At once when the id and (for a nullable reference) the node are in memory."""
+            ctx: ModelContext = info.context
             value = source_value(ref, info)
+            if ctx.scope is not None or asyncio.iscoroutine(value):
+                return later(ref, info, value)
+            found = None if value is None else self.codec.by_id(target, str(value))
+            if found is None or not nullable:
+                return found
+            item = ctx.reads.known_item(found.key)
+            if item is UNKNOWN:
+                return later(ref, info, value)
+            found.item = item
+            return None if item is None or is_marked(self.model, item) else found
+
+        async def later(ref: Ref, info: Info, value: Any) -> Ref | None:
             if asyncio.iscoroutine(value):
                 value = await value
             if value is None:
@@ -351,6 +366,19 @@ class Resolvers:
 
         return resolve
 
+    def root_connection(self, plan: Plan) -> Callable[..., Any]:
+        """An access pattern at the root: its connection, with what its selection reads."""
+
+        async def resolve(_root: Any, info: Info, **args: Any) -> Conn:
+            ctx: ModelContext = info.context
+            conn = plan(None, args, ctx)  # type: ignore[arg-type]
+            step = planned.root_step(info) if ctx.scope is None else None
+            if step is not None:
+                await planned.prefetch(info, [], conn, step)
+            return conn
+
+        return resolve
+
     def one(self, plan: Plan) -> Callable[..., Any]:
         """At most one edge: its far end, or null."""
 
@@ -434,7 +462,20 @@ class Resolvers:
             "endCursor": page.cursors[-1] if page.cursors else None,
         }
 
-    async def total_count(self, conn: Conn, info: Info) -> int:
+    def total_count(self, conn: Conn, info: Info) -> Any:
+        reads = info.context.reads
+        if conn.counter is not None and conn.owner is not None:
+            item = conn.owner.item
+            item = reads.known_item(conn.owner.key) if item is None else item
+            if item is not UNKNOWN:
+                return int((item or {}).get(conn.counter, 0))
+        else:
+            count = reads.known_count(conn.key.listing)
+            if count is not UNKNOWN:
+                return count
+        return self._total_count(conn, info)
+
+    async def _total_count(self, conn: Conn, info: Info) -> int:
         if conn.counter is not None and conn.owner is not None:
             item = await info.context.item(conn.owner)
             return int((item or {}).get(conn.counter, 0))

@@ -17,7 +17,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphql import (
     DocumentNode,
@@ -38,7 +38,18 @@ from graph.reads import UNKNOWN, PageKey
 from . import fields
 from .context import Info, ModelContext
 
-__all__ = ["Selection", "Step", "below_edges", "prefetch", "selection"]
+if TYPE_CHECKING:
+    from .fields import Conn
+
+__all__ = [
+    "Selection",
+    "Step",
+    "below_edges",
+    "has_directives",
+    "prefetch",
+    "root_step",
+    "selection",
+]
 
 KINDS = frozenset({"connection", "children", "one", "first", "sum", "ref"})
 
@@ -72,7 +83,7 @@ _CACHE: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
 _CACHE_SIZE = 4096
 
 
-def _has_directives(document: DocumentNode) -> bool:
+def has_directives(document: DocumentNode) -> bool:
     def walk(node: Any) -> bool:
         if getattr(node, "directives", None):
             return True
@@ -103,7 +114,7 @@ def _static(info: Info) -> bool:
     return not _cached(
         key,
         keep,
-        lambda: _has_directives(DocumentNode(definitions=(document, *info.fragments.values()))),
+        lambda: has_directives(DocumentNode(definitions=(document, *info.fragments.values()))),
     )
 
 
@@ -152,30 +163,34 @@ def _plan(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) ->
         kind = (definition.extensions or {}).get("kind")
         if kind == "value":
             item = True
-        if kind not in KINDS:
-            continue
-        field_nodes = [d.node for d in details]
-        below: Selection | None = None
-        wanted = None
-        page, count = True, False
-        target = get_named_type(definition.type)
-        if kind in ("connection", "children"):
-            assert isinstance(target, GraphQLObjectType)
-            selected = [
-                d.node for group in _collect(info, target, field_nodes).values() for d in group
-            ]
-            named = {n.name.value for n in selected}
-            page, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
-            edges = [n for n in selected if n.name.value == "edges"]
-            if edges:
-                edge_type = get_named_type(target.fields["edges"].type)
-                assert isinstance(edge_type, GraphQLObjectType)
-                below, wanted = _below(info, edge_type, edges)
-        elif kind in ("one", "first", "ref") and isinstance(target, GraphQLObjectType):
-            below = _plan(info, target, field_nodes)
-            wanted = below.names
-        steps.append(Step(definition, node, kind, below, wanted, page, count))
+        step = _step(info, definition, [d.node for d in details])
+        if step is not None:
+            steps.append(step)
     return Selection(item, tuple(steps), frozenset(names))
+
+
+def _step(info: Info, definition: GraphQLField, field_nodes: list[FieldNode]) -> Step | None:
+    kind = (definition.extensions or {}).get("kind")
+    if kind not in KINDS:
+        return None
+    below: Selection | None = None
+    wanted = None
+    page, count = True, False
+    target = get_named_type(definition.type)
+    if kind in ("connection", "children"):
+        assert isinstance(target, GraphQLObjectType)
+        selected = [d.node for group in _collect(info, target, field_nodes).values() for d in group]
+        named = {n.name.value for n in selected}
+        page, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
+        edges = [n for n in selected if n.name.value == "edges"]
+        if edges:
+            edge_type = get_named_type(target.fields["edges"].type)
+            assert isinstance(edge_type, GraphQLObjectType)
+            below, wanted = _below(info, edge_type, edges)
+    elif kind in ("one", "first", "ref") and isinstance(target, GraphQLObjectType):
+        below = _plan(info, target, field_nodes)
+        wanted = below.names
+    return Step(definition, field_nodes[0], kind, below, wanted, page, count)
 
 
 def _below(
@@ -195,16 +210,37 @@ def _below(
     return below, below.names
 
 
-async def prefetch(info: Info, level: list[tuple[Ref, Selection]]) -> None:
-    """Read what ``level`` (nodes and their selections) needs, then the same for the nodes its
-    pages and references lead to, one wave per level, until nothing below reads. A read that
-    fails is left to its field's resolver, which reads it again and reports the error there."""
+def root_step(info: Info) -> Step | None:
+    """The planned reads of the root field being resolved (an access pattern)."""
+    definition = info.parent_type.fields[info.field_name]
+    if not _static(info):
+        return _step(info, definition, list(info.field_nodes))
+    key = (3, id(definition), *(id(n) for n in info.field_nodes))
+    return _cached(  # type: ignore[no-any-return]
+        key, tuple(info.field_nodes), lambda: _step(info, definition, list(info.field_nodes))
+    )
+
+
+async def prefetch(
+    info: Info,
+    level: list[tuple[Ref, Selection]],
+    conn: Conn | None = None,
+    step: Step | None = None,
+) -> None:
+    """Read what ``level`` (nodes and their selections) needs, and ``conn`` (a root field's
+    connection, planned as ``step``), then the same for the nodes their pages and references
+    lead to, one wave per level, until nothing below reads. A read that fails is left to its
+    field's resolver, which reads it again and reports the error there."""
     ctx: ModelContext = info.context
     reads = ctx.reads
     variables = info.variable_values
-    while level:
+    started = [(None, step, conn)] if conn is not None and step is not None else []
+    while level or started:
         waiting: list[Any] = []
-        follow: list[tuple[Ref, Step, Any]] = []
+        follow: list[tuple[Ref | None, Step, Any]] = []
+        for _, step, conn in started:
+            _start(ctx, conn, step, waiting, follow)
+        started = []
         for ref, chosen in level:
             need_item = chosen.item
             for step in chosen.steps:
@@ -218,35 +254,22 @@ async def prefetch(info: Info, level: list[tuple[Ref, Selection]]) -> None:
                     conn = step.definition.extensions["plan"](ref, args, ctx)
                 except (EdgewiseError, ValueError, TypeError):
                     continue  # the field's own resolver reports it
-                if step.kind == "sum":
-                    waiting.append(reads.alls.load(conn.key.listing))
-                    continue
-                if step.count:
-                    if conn.counter is not None and conn.owner is not None:
-                        need_item = True
-                    else:
-                        waiting.append(reads.counts.load(conn.key.listing))
-                if not step.page:
-                    continue
-                if step.kind in ("one", "first"):
-                    conn.key = PageKey(conn.key.listing, 1, None)
-                waiting.append(reads.pages.load(conn.key))
-                if step.below is not None:
-                    follow.append((ref, step, conn))
+                need_item = _start(ctx, conn, step, waiting, follow, ref) or need_item
             if need_item and ref.item is None:
                 waiting.append(reads.items.load(ref.key))
         if waiting:
             await asyncio.gather(*waiting, return_exceptions=True)
         level = []
-        for ref, step, conn in follow:
+        for owner, step, conn in follow:
             assert step.below is not None
             if conn is None:
-                if ref.item is None:
-                    ref.item = reads.known_item(ref.key)
-                    if ref.item is UNKNOWN:
-                        ref.item = None
+                assert owner is not None
+                if owner.item is None:
+                    known = reads.known_item(owner.key)
+                    if known is UNKNOWN:
                         continue
-                target = step.definition.extensions["target"](ref, info)
+                    owner.item = known
+                target = step.definition.extensions["target"](owner, info)
                 if target is not None:
                     nullable = not isinstance(step.definition.type, GraphQLNonNull)
                     level.append((target, _with_item(step.below) if nullable else step.below))
@@ -257,6 +280,36 @@ async def prefetch(info: Info, level: list[tuple[Ref, Selection]]) -> None:
             edges = fields.edges_of(conn, page, ctx)
             fields.from_copies(conn, edges, step.wanted, ctx)
             level += [(e.node, step.below) for e in edges]
+
+
+def _start(
+    ctx: ModelContext,
+    conn: Conn,
+    step: Step,
+    waiting: list[Any],
+    follow: list[tuple[Ref | None, Step, Any]],
+    owner: Ref | None = None,
+) -> bool:
+    """Start the reads of one connection-like field; True when they need the owner's item (a
+    total counted on it)."""
+    reads = ctx.reads
+    if step.kind == "sum":
+        waiting.append(reads.alls.load(conn.key.listing))
+        return False
+    need_item = False
+    if step.count:
+        if conn.counter is not None and conn.owner is not None:
+            need_item = True
+        else:
+            waiting.append(reads.counts.load(conn.key.listing))
+    if not step.page:
+        return need_item
+    if step.kind in ("one", "first"):
+        conn.key = PageKey(conn.key.listing, 1, None)
+    waiting.append(reads.pages.load(conn.key))
+    if step.below is not None:
+        follow.append((owner, step, conn))
+    return need_item
 
 
 def _with_item(chosen: Selection) -> Selection:

@@ -421,7 +421,8 @@ class _Builder:
                 fields[query.field] = GraphQLField(
                     GraphQLNonNull(self.node_connection(result)),
                     self.args(query.arguments),
-                    resolve=lambda _root, info, plan=plan, **a: plan(None, a, info.context),
+                    resolve=r.root_connection(plan),
+                    extensions={"plan": plan, "kind": "connection"},
                     description=query.description,
                 )
         return GraphQLObjectType(
