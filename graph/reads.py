@@ -245,12 +245,15 @@ class Reads:
         resume = positions(listing, key.after)
         if first == 0:
             return Page([], [], bool(await self._any(listing, resume)))
-        results = await asyncio.gather(
-            *(
-                self._branch(listing, branch, first + 1, resume[i])
-                for i, branch in enumerate(listing.branches)
+        if count == 1:  # no task for a single Query
+            results = [await self._branch(listing, listing.branches[0], first + 1, resume[0])]
+        else:
+            results = await asyncio.gather(
+                *(
+                    self._branch(listing, branch, first + 1, resume[i])
+                    for i, branch in enumerate(listing.branches)
+                )
             )
-        )
         range_key = self.layout.keys(listing.index)[1] or self.layout.pk
         tagged = [
             [(str(item.get(range_key, ""))[branch.strip :], i, item) for item in items]

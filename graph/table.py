@@ -252,7 +252,8 @@ class Table:
                 remaining = ends - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"{operation} ran out of time")
-                return await asyncio.wait_for(self._send(operation, **params), remaining)
+                async with asyncio.timeout(remaining):  # no task per call, unlike wait_for
+                    return await self._send(operation, **params)
             except Exception as exc:
                 attempt += 1
                 delay = self.policy.backoff(attempt)

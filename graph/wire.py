@@ -38,6 +38,7 @@ import zlib
 from base64 import b64encode
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
 
@@ -116,10 +117,54 @@ class CachingSigV4Auth(SigV4Auth):
         request.context["timestamp"] = timestamp
         self._modify_request_before_signing(request)  # type: ignore[attr-defined]
         request.context.pop("edgewise_headers_to_sign", None)
-        canonical_request = self.canonical_request(request)
+        canonical_request = request.context["edgewise_canonical"] = self.canonical_request(request)
         string_to_sign = self.string_to_sign(request, canonical_request)
         signature = self.signature(string_to_sign, request)
         self._inject_signature_to_request(request, signature)  # type: ignore[attr-defined]
+
+
+EMPTY_PAYLOAD = sha256(b"").hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """A template request botocore's signer signed, and what of it every call reuses."""
+
+    auth: CachingSigV4Auth
+    request: AWSRequest
+    prefix: str  # the canonical request up to its last line, the payload hash
+    hashed: bool  # False: botocore left the payload unsigned, the prefix is all of it
+    headers: dict[str, str]
+    authorization: str  # up to the signature
+
+    @classmethod
+    def of(cls, operation: str, url: str, stamp: str, auth: CachingSigV4Auth) -> _Template:
+        headers = {"Content-Type": AMZ_JSON, "X-Amz-Target": TARGET + operation}
+        request = AWSRequest("POST", url, headers, b"")
+        auth.sign(request, stamp)
+        prefix, _, payload = str(request.context["edgewise_canonical"]).rpartition("\n")
+        signed = {k: str(v) for k, v in request.headers.items()}
+        signed["Accept-Encoding"] = "identity"
+        authorization = signed.pop("Authorization").rpartition("Signature=")[0] + "Signature="
+        # over https botocore may leave the payload unsigned: then every call's line is the same
+        hashed = payload == EMPTY_PAYLOAD
+        return cls(
+            auth,
+            request,
+            prefix + "\n" + ("" if hashed else payload),
+            hashed,
+            signed,
+            authorization,
+        )
+
+    def sign(self, body: bytes) -> dict[str, str]:
+        canonical = self.prefix + sha256(body).hexdigest() if self.hashed else self.prefix
+        string_to_sign = self.auth.string_to_sign(self.request, canonical)
+        headers = dict(self.headers)
+        headers["Authorization"] = self.authorization + self.auth.signature(
+            string_to_sign, self.request
+        )
+        return headers
 
 
 def _blob(value: Any) -> str:
@@ -147,6 +192,7 @@ class LeanClient:
         self._credentials = credentials
         self._keys: dict[tuple[str, str, str], bytes] = {}
         self._stamp = (0, "")
+        self._templates: dict[tuple[str | None, ...], _Template] = {}
 
     def __getattr__(self, name: str) -> Any:
         """A hot call (``get_item(**params)`` ...) sent by :meth:`send`; anything else is the
@@ -175,20 +221,32 @@ class LeanClient:
             self._stamp = (now, time.strftime(SIGV4_TIMESTAMP, time.gmtime(now)))
         return self._stamp[1]
 
-    def sign(self, operation: str, body: bytes, credentials: ReadOnlyCredentials) -> AWSRequest:
-        """The signed request of one call (its headers are what is sent)."""
-        headers = {"Content-Type": AMZ_JSON, "X-Amz-Target": TARGET + operation}
-        request = AWSRequest("POST", self.url, headers, body)
-        CachingSigV4Auth(credentials, self.region, self._keys).sign(request, self._timestamp())
-        return request
+    def sign(
+        self, operation: str, body: bytes, credentials: ReadOnlyCredentials
+    ) -> tuple[dict[str, str], AWSRequest]:
+        """The headers of one signed call, and the template request they were signed from.
+
+        botocore's signer signs a template request (no body) once per operation, second and
+        credentials; a call's canonical request is the template's with its own payload hash in
+        the last line, and its string to sign and signature are made by the same signer's
+        methods. The headers are exactly what botocore's signer gives the call (a test signs
+        both ways)."""
+        stamp = self._timestamp()
+        key = (operation, stamp, credentials.access_key, credentials.secret_key, credentials.token)
+        template = self._templates.get(key)
+        if template is None:
+            if len(self._templates) >= 32:  # past seconds
+                self._templates.clear()
+            template = self._templates[key] = _Template.of(
+                operation, self.url, stamp, CachingSigV4Auth(credentials, self.region, self._keys)
+            )
+        return template.sign(body), template.request
 
     async def send(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """One call: the parsed answer (DynamoDB JSON, with botocore's ``ResponseMetadata``), or
         the exception aioboto3 would raise for it."""
         body = orjson.dumps(params, default=_blob)
-        request = self.sign(operation, body, await self.credentials())
-        headers = dict(request.headers.items())
-        headers["Accept-Encoding"] = "identity"
+        headers, request = self.sign(operation, body, await self.credentials())
         try:
             async with self._session.post(self.url, data=body, headers=headers) as response:
                 raw = await response.read()

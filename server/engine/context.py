@@ -52,6 +52,8 @@ class ModelContext:
     principal: Principal = ADMIN
     skipped: set[str] = field(default_factory=set)
     scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
+    # a page's edges per selection under `node`, made once (server.engine.fields.edges_for)
+    edges: dict[tuple[Any, frozenset[str] | None], list[Any]] = field(default_factory=dict)
 
     @classmethod
     def for_request(

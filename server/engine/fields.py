@@ -424,12 +424,16 @@ class Resolvers:
         """The page's edges, less those whose node the caller may not read: at once when the
         page is in memory (the planned prefetch read it), else read with what is below."""
         ctx: ModelContext = info.context
-        page = ctx.reads.known_page(conn.key) if ctx.scope is None else UNKNOWN
+        if ctx.scope is not None:
+            return self._edges(conn, info)
+        wanted = _node_selection(info)
+        edges = ctx.edges.get((conn.key, wanted))
+        if edges is not None:
+            return edges
+        page = ctx.reads.known_page(conn.key)
         if page is UNKNOWN:
             return self._edges(conn, info)
-        edges = edges_of(conn, page, ctx)
-        from_copies(conn, edges, _node_selection(info), ctx)
-        return edges
+        return edges_for(conn, page, wanted, ctx)
 
     async def _edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
         edges = await self.page_edges(conn, info)
@@ -508,9 +512,11 @@ def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref | None:
 def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
     """A page's edges, each with its node (its item attached when this request has read it)."""
     codec = ctx.codec
+    pk, sk = codec.layout.pk, codec.layout.sk
+    owner = conn.owner.key if conn.owner is not None else None
     out = []
     for item, cursor in zip(page.items, page.cursors, strict=True):
-        if conn.owner is not None and codec.item_key(item) == conn.owner.key:
+        if owner is not None and item[sk] == owner.sk and item[pk] == owner.pk:
             continue  # the node itself, beside edges from nodes of its own type
         if conn.edge is not None:
             if codec.edge_type(item) is not conn.edge:
@@ -528,6 +534,19 @@ def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
                 node.item = known
         out.append(EdgeValue(item, cursor, node))
     return out
+
+
+def edges_for(
+    conn: Conn, page: Page, wanted: frozenset[str] | None, ctx: ModelContext
+) -> list[EdgeValue]:
+    """A page's edges for a selection of ``wanted`` fields under ``node``, made once per
+    request (the planned prefetch makes them, the ``edges`` field answers them)."""
+    key = (conn.key, wanted)
+    edges = ctx.edges.get(key)
+    if edges is None:
+        edges = ctx.edges[key] = edges_of(conn, page, ctx)
+        from_copies(conn, edges, wanted, ctx)
+    return edges
 
 
 def from_copies(

@@ -238,6 +238,7 @@ async def prefetch(
     while level or started:
         waiting: list[Any] = []
         follow: list[tuple[Ref | None, Step, Any]] = []
+        unread: list[Ref] = []
         for _, step, conn in started:
             _start(ctx, conn, step, waiting, follow)
         started = []
@@ -257,8 +258,13 @@ async def prefetch(
                 need_item = _start(ctx, conn, step, waiting, follow, ref) or need_item
             if need_item and ref.item is None:
                 waiting.append(reads.items.load(ref.key))
+                unread.append(ref)
         if waiting:
             await asyncio.gather(*waiting, return_exceptions=True)
+        for ref in unread:  # its fields then find the item on the node itself
+            known = reads.known_item(ref.key)
+            if known is not UNKNOWN:
+                ref.item = known
         level = []
         for owner, step, conn in follow:
             assert step.below is not None
@@ -277,8 +283,7 @@ async def prefetch(
             page = reads.known_page(conn.key)
             if page is UNKNOWN:
                 continue
-            edges = fields.edges_of(conn, page, ctx)
-            fields.from_copies(conn, edges, step.wanted, ctx)
+            edges = fields.edges_for(conn, page, step.wanted, ctx)
             level += [(e.node, step.below) for e in edges]
 
 

@@ -108,16 +108,42 @@ async def test_refreshable_credentials_are_refreshed_before_signing() -> None:
     soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30)
     credentials = RefreshableCredentials("OLDKEY", "old", "old-token", soon, refresh, "test")
     client = LeanClient(None, None, credentials, "https://dynamodb.x.amazonaws.com", "x")
-    request = client.sign("GetItem", b"{}", await client.credentials())
-    assert "Credential=NEWKEY/" in request.headers["Authorization"]
-    assert request.headers["X-Amz-Security-Token"] == "new-token"
+    headers, request = client.sign("GetItem", b"{}", await client.credentials())
+    assert "Credential=NEWKEY/" in headers["Authorization"]
+    assert headers["X-Amz-Security-Token"] == "new-token"
     expected = _botocore_signature(
-        AWSRequest("POST", client.url, dict(request.headers.items()), b"{}"),
+        AWSRequest("POST", client.url, _signed(headers), b"{}"),
         ReadOnlyCredentials("NEWKEY", "new-secret", "new-token"),
         "x",
         request.context["timestamp"],
     )
-    assert request.headers["Authorization"] == expected
+    assert headers["Authorization"] == expected
+
+
+def _signed(headers: dict[str, str]) -> dict[str, str]:
+    """The headers a call sends, less what botocore adds when signing."""
+    dropped = {"authorization", "x-amz-date", "x-amz-security-token", "accept-encoding"}
+    return {k: v for k, v in headers.items() if k.lower() not in dropped}
+
+
+@pytest.mark.parametrize("url", ["https://dynamodb.x.amazonaws.com", "http://127.0.0.1:8000"])
+@pytest.mark.parametrize("token", [None, "session-token"])
+async def test_every_call_is_signed_as_botocore_signs_it_whole(url: str, token: str | None) -> None:
+    """Calls signed from one template (same operation and second) each carry the Authorization
+    botocore's signer gives that very call, body and all."""
+    credentials = ReadOnlyCredentials("AKID", "secret", token)
+    client = LeanClient(None, None, credentials, url, "eu-west-1")
+    bodies = [b"", b"{}", b'{"TableName": "graph"}', '{"k": "ü 漢"}'.encode(), b"x" * 5000]
+    for operation in ("GetItem", "Query", "GetItem"):
+        for body in bodies:
+            headers, request = client.sign(operation, body, credentials)
+            theirs = AWSRequest("POST", url, _signed(headers), body)
+            stamp = request.context["timestamp"]
+            assert headers["Authorization"] == _botocore_signature(
+                theirs, credentials, "eu-west-1", stamp
+            )
+            assert headers["X-Amz-Target"] == f"DynamoDB_20120810.{operation}"
+            assert headers.get("X-Amz-Security-Token") == token
 
 
 @pytest.fixture(params=CLIENTS)
