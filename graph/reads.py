@@ -27,6 +27,7 @@ from .table import Item, Layout, Table, to_dynamo
 __all__ = [
     "UNKNOWN",
     "Branch",
+    "Cursors",
     "Listing",
     "Page",
     "PageKey",
@@ -76,10 +77,33 @@ class PageKey:
     after: str | None = None
 
 
+class Cursors(Sequence[str]):
+    """A page's cursors (the position after each item), each encoded when first read: most
+    selections read none of them, or only the last (``pageInfo.endCursor``)."""
+
+    __slots__ = ("_encoded", "_positions")
+
+    def __init__(self, positions: list[Sequence[list[str] | None]]) -> None:
+        self._positions = positions
+        self._encoded: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = index + len(self._positions) if index < 0 else index
+        found = self._encoded.get(index)
+        if found is None:
+            found = self._encoded[index] = _encode(self._positions[index])
+        return found
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     items: list[Item]
-    cursors: list[str]  # the position after each item
+    cursors: Sequence[str]  # the position after each item
     has_next: bool
 
 
@@ -147,6 +171,38 @@ def cursor_of(layout: Layout, index: str | None, item: Item) -> str:
     return _encode([_position(layout, index, item)])
 
 
+class _Items(DataLoader[ItemKey, "Item | None"]):
+    """Items by key, batched into BatchGetItem; a key a Query already returned is answered from
+    that item, without a read (its future is made only when asked for)."""
+
+    def __init__(
+        self,
+        batch: Any,
+        cache: dict[ItemKey, asyncio.Future[Item | None]],
+        primed: dict[ItemKey, Item],
+    ) -> None:
+        super().__init__(batch, max_batch_size=100, cache_map=cache)
+        self._futures = cache
+        self._primed = primed
+
+    def load(self, key: ItemKey) -> asyncio.Future[Item | None]:
+        if key not in self._futures:
+            item = self._primed.pop(key, None)
+            if item is not None:
+                self.prime(key, item)
+        return super().load(key)
+
+    def clear(self, key: ItemKey) -> _Items:
+        self._primed.pop(key, None)
+        super().clear(key)
+        return self
+
+    def clear_all(self) -> _Items:
+        self._primed.clear()
+        super().clear_all()
+        return self
+
+
 def _known(future: asyncio.Future[Any] | None) -> Any:
     if future is None or not future.done() or future.cancelled() or future.exception():
         return UNKNOWN
@@ -162,8 +218,9 @@ class Reads:
         self.layout = table.layout
         self._items: dict[ItemKey, asyncio.Future[Item | None]] = {}
         self._pages: dict[PageKey, asyncio.Future[Page]] = {}
-        self.items: DataLoader[ItemKey, Item | None] = DataLoader(
-            self._load_items, max_batch_size=100, cache_map=self._items
+        self._primed: dict[ItemKey, Item] = {}  # items Queries returned, not yet asked for
+        self.items: DataLoader[ItemKey, Item | None] = _Items(
+            self._load_items, self._items, self._primed
         )
         self.pages: DataLoader[PageKey, Page] = DataLoader(self._load_pages, cache_map=self._pages)
         self._counts: dict[Listing, asyncio.Future[int]] = {}
@@ -177,7 +234,10 @@ class Reads:
     def known_item(self, key: ItemKey) -> Item | Any | None:
         """The item (None: it does not exist) if this request has read it, else UNKNOWN: lets a
         field resolve without a coroutine when its item is in memory."""
-        return _known(self._items.get(key))
+        future = self._items.get(key)
+        if future is None:
+            return self._primed.get(key, UNKNOWN)
+        return _known(future)
 
     def known_page(self, key: PageKey) -> Page | Any:
         """The page if this request has read it, else UNKNOWN."""
@@ -188,9 +248,11 @@ class Reads:
         return _known(self._counts.get(listing))
 
     def prime(self, items: list[Item]) -> list[Item]:
-        """Remember items a Query returned, so reading one by key costs nothing."""
+        """Remember items a Query returned, so reading one by key costs nothing (a read made
+        or under way wins, as with ``DataLoader.prime``)."""
+        item_key, primed = self.layout.item_key, self._primed
         for item in items:
-            self.items.prime(self.layout.item_key(item), item)
+            primed.setdefault(item_key(item), item)
         return items
 
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
@@ -267,7 +329,7 @@ class Reads:
             else iter(tagged[0])
         )
         taken: list[Item] = []
-        cursors: list[str] = []
+        cursors: list[Sequence[list[str] | None]] = []
         consumed = [0] * count
         for _sort, i, item in merged:
             if len(taken) == first:
@@ -275,11 +337,11 @@ class Reads:
             taken.append(item)
             consumed[i] += 1
             resume[i] = _position(self.layout, listing.index, item)
-            cursors.append(_encode(resume))
+            cursors.append(tuple(resume))
         has_next = any(consumed[i] < len(items) or more for i, (items, more) in enumerate(results))
         if key.after is None and not has_next:
             self._complete[listing] = taken
-        return Page(self.prime(taken), cursors, has_next)
+        return Page(self.prime(taken), Cursors(cursors), has_next)
 
     async def _any(self, listing: Listing, resume: list[list[str] | None]) -> bool:
         results = await asyncio.gather(
@@ -293,7 +355,8 @@ class Reads:
     def page_of(self, listing: Listing, items: list[Item], first: int) -> Page:
         """The first page of a one-branch listing from items read some other way."""
         taken = items[:first]
-        cursors = [cursor_of(self.layout, listing.index, item) for item in taken]
+        index = listing.index
+        cursors = Cursors([[_position(self.layout, index, item)] for item in taken])
         return Page(self.prime(taken), cursors, len(items) > first)
 
     async def _load_pages(self, keys: list[PageKey]) -> list[Page]:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -70,8 +70,14 @@ class Conn:
 @dataclass(slots=True)
 class EdgeValue:
     item: Item
-    cursor: str
+    at: str | Sequence[str]  # the edge's cursor, or its page's cursors it is ``index`` of
     node: Ref
+    index: int = 0
+
+    @property
+    def cursor(self) -> str:
+        at = self.at
+        return at if isinstance(at, str) else at[self.index]
 
 
 Plan = Callable[[Ref, dict[str, Any], ModelContext], Conn]
@@ -515,7 +521,8 @@ def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
     pk, sk = codec.layout.pk, codec.layout.sk
     owner = conn.owner.key if conn.owner is not None else None
     out = []
-    for item, cursor in zip(page.items, page.cursors, strict=True):
+    cursors = page.cursors
+    for index, item in enumerate(page.items):
         if owner is not None and item[sk] == owner.sk and item[pk] == owner.pk:
             continue  # the node itself, beside edges from nodes of its own type
         if conn.edge is not None:
@@ -532,7 +539,7 @@ def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
             known = ctx.reads.known_item(node.key)
             if known is not UNKNOWN and known is not None:
                 node.item = known
-        out.append(EdgeValue(item, cursor, node))
+        out.append(EdgeValue(item, cursors, node, index))
     return out
 
 
