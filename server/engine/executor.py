@@ -78,7 +78,8 @@ class ModelSchema:
         kind = OperationType(operation.operation.value)
         if kind not in set(allowed_operation_types):
             raise InvalidOperationTypeError(kind)
-        if kind is OperationType.QUERY:
+        # under access rules a node's reads are decided edge by edge: graphql-core answers
+        if kind is OperationType.QUERY and getattr(context_value, "scope", None) is None:
             executor = Executor.build(
                 self._schema, document, None, context_value, variable_values, operation_name
             )
