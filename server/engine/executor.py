@@ -80,18 +80,9 @@ class ModelSchema:
             raise InvalidOperationTypeError(kind)
         # under access rules a node's reads are decided edge by edge: graphql-core answers
         if kind is OperationType.QUERY and getattr(context_value, "scope", None) is None:
-            executor = Executor.build(
-                self._schema, document, None, context_value, variable_values, operation_name
-            )
-            compiled = (
-                None
-                if isinstance(executor, list)
-                else compile_operation(self._schema, document, executor, operation_name)
-            )
-            if compiled is not None:
-                data = await compiled.run(executor)  # type: ignore[arg-type]
-                if data is not None:
-                    return ExecutionResult(data, None)
+            data = await self._compiled(document, context_value, variable_values, operation_name)
+            if data is not None:
+                return ExecutionResult(data, None)
         result = execute(
             self._schema,
             document,
@@ -104,6 +95,22 @@ class ModelSchema:
         assert isinstance(result, ExecutionResult)
         log_unexpected(result.errors or ())
         return result
+
+    async def _compiled(
+        self,
+        document: DocumentNode,
+        context_value: Any,
+        variable_values: dict[str, Any] | None,
+        operation_name: str | None,
+    ) -> dict[str, Any] | None:
+        """The planned executor's answer (:mod:`server.engine.compiled`), or None."""
+        executor = Executor.build(
+            self._schema, document, None, context_value, variable_values, operation_name
+        )
+        if isinstance(executor, list):  # variables that do not coerce: graphql-core says so
+            return None
+        compiled = compile_operation(self._schema, document, executor, operation_name)
+        return None if compiled is None else await compiled.run(executor)
 
     def as_str(self) -> str:
         """The SDL: every named type, sorted by name, as strawberry prints a schema."""
