@@ -31,6 +31,9 @@ __all__ = ["CpuResult", "measure", "render"]
 
 TARGET = 1.5
 IN_LOOP = "graphql-core in the bench's event loop (the floor before)"
+FAKE = "ours: HTTP request in process, in-memory fake DynamoDB"
+LEAN = "ours: HTTP request in process, lean client + replay proxy (0 ms)"
+BOTOCORE_PATH = "ours: HTTP request in process, botocore client + replay proxy (0 ms)"
 PADDINGS = range(0, 150, 6)  # about one 16 KiB chunk of the frame stack, in padding frames
 
 
@@ -54,7 +57,7 @@ class CpuResult:
     query: BenchQuery
     variants: list[Variant]  # the first is the floor
     over_fake: Profile  # the HTTP request in process over the fake DynamoDB
-    over_botocore: Profile  # the HTTP request in process over aiobotocore and the proxy
+    over_botocore: Profile  # the HTTP request in process over the lean client and the proxy
     calls: int  # DynamoDB calls per request
     sweep: list[Shallow]  # the floor under each padding, to choose the floor's
 
@@ -82,9 +85,14 @@ async def _time(
 
 
 async def measure(
-    query: BenchQuery, memory: Memory, proxied: httpx.AsyncClient, iterations: int
+    query: BenchQuery,
+    memory: Memory,
+    proxied: httpx.AsyncClient,
+    botocore: httpx.AsyncClient,
+    iterations: int,
 ) -> CpuResult:
-    """``proxied`` is Edgewise in process over aiobotocore, its proxy replaying with 0 ms."""
+    """``proxied`` is Edgewise in process over the lean client (the default), ``botocore`` over
+    aioboto3's (``--client botocore``), each to the proxy replaying with 0 ms."""
     first = await send(proxied, query)
     expected, calls = first.data, first.trace["requests"]
     floor, floor_async = Floor(memory), Floor(memory, is_async=True)
@@ -112,6 +120,10 @@ async def measure(
     async def over_proxy() -> None:
         await send(proxied, query)
 
+    async def over_botocore() -> None:
+        if (await send(botocore, query)).data != expected:
+            raise RuntimeError("ours over the botocore client answers differently")
+
     async def on_floor() -> tuple[float, int]:
         run = shallow(floor, query.text, query.variables, padding)
         return run.seconds[0], run.faults[0]
@@ -130,8 +142,9 @@ async def measure(
         (f"{IN_LOOP}, sync trivial resolvers", in_loop),
         ("graphql-core, async trivial resolvers", on_async_floor),
         ("ours: schema.execute, in-memory fake DynamoDB", execute),
-        ("ours: HTTP request in process, in-memory fake DynamoDB", over_fake),
-        ("ours: HTTP request in process, aiobotocore + replay proxy (0 ms)", over_proxy),
+        (FAKE, over_fake),
+        (LEAN, over_proxy),
+        (BOTOCORE_PATH, over_botocore),
     ]
     timed = await _time([run for _, run in runs], iterations)
     variants = [
@@ -174,7 +187,7 @@ def render(result: CpuResult) -> str:
 def render_profile(result: CpuResult) -> str:
     """Shares of the busy samples, in ms per request by the variant's measured CPU."""
     fake, real = result.over_fake, result.over_botocore
-    fake_cpu, real_cpu = result.variants[-2].median, result.variants[-1].median
+    fake_cpu, real_cpu = result.variant(FAKE).median, result.variant(LEAN).median
     real_shares = {s.bucket: s.fraction for s in real.shares}
     buckets = [s.bucket for s in fake.shares] + [
         b for b in real_shares if b not in {s.bucket for s in fake.shares}
@@ -190,7 +203,7 @@ def render_profile(result: CpuResult) -> str:
         [b, *cells(fake_shares.get(b), fake_cpu), *cells(real_shares.get(b), real_cpu)]
         for b in buckets
     ]
-    headers = ["where (innermost package frame)", "fake: ms", "share", "aiobotocore: ms", "share"]
+    headers = ["where (innermost package frame)", "fake: ms", "share", "lean client: ms", "share"]
     top = table(
         ["function (over the fake)", "ms / request", "share"],
         [[f, f"{x * fake_cpu * 1e3:.2f}", f"{x:.1%}"] for f, x in fake.top_self],

@@ -25,7 +25,7 @@ IDLE = "idle: the event loop waiting (epoll)"
 STDLIB = "standard library, no package on the stack"
 OTHER = "other packages"
 STDLIB_DIR = sysconfig.get_paths()["stdlib"]
-BOTOCORE = "botocore stack (aiobotocore, botocore, aiohttp client)"
+BOTOCORE = "DynamoDB client: graph/wire.py, aiohttp, botocore's signer"
 HTTP = "HTTP: starlette, httpx in-process client"
 OURS = (f"{ROOT}/server/", f"{ROOT}/graph/")
 
@@ -35,8 +35,8 @@ BUCKETS = [
     (f"{ROOT}/bench/", "bench harness (fake DynamoDB, client)"),
     (f"{ROOT}/server/limits.py", "ours: server/limits.py (query cost check)"),
     (f"{ROOT}/server/", "ours: server/ (HTTP handler, resolvers, prefetch)"),
+    (f"{ROOT}/graph/wire.py", BOTOCORE),
     (f"{ROOT}/graph/", "ours: graph/ (loaders, table, keys)"),
-    ("/strawberry/", "strawberry"),
     ("/graphql/", "graphql-core"),
     ("/aiodataloader", "aiodataloader"),
     ("/aiobotocore/", BOTOCORE),

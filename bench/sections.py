@@ -95,7 +95,7 @@ def latency_text(rows: list[fig_latency.LatencyRow], iterations: int) -> Section
         f"(httpx ASGITransport), one request at a time, {iterations} requests of ours and "
         f"{max(5, iterations // 2)} of naive per query; times in ms. *floor* = minimum rounds x "
         "latency + ours' median CPU per request (`time.process_time` around the request: the "
-        "server, aiobotocore and the in-process client; the proxy and moto are other "
+        "server, its DynamoDB client and the in-process client; the proxy and moto are other "
         "processes). *floor, 64 in flight*: the same with "
         "each wave's calls sent at most 64 at a time, the per-request bound of "
         "`graph.table.Table` (a wave of 101 calls takes two latencies). Neither floor is a "
@@ -125,15 +125,17 @@ def _cpu_bound(rows: list[fig_latency.LatencyRow]) -> list[str]:
 def cpu_text(result: fig_cpu.CpuResult) -> Section:
     floor = result.floor.median
     execute = next(v for v in result.variants if v.name.startswith("ours: schema.execute"))
-    whole = result.variants[-1].median
+    whole = result.variant(fig_cpu.LEAN).median
+    botocore = result.variant(fig_cpu.BOTOCORE_PATH).median
     ratio = execute.median / floor
     top = ", ".join(f"{s.bucket} {s.fraction:.0%}" for s in result.over_fake.shares[:4])
     profile = (
         _lines(
             "",
-            f"Ours is above {fig_cpu.TARGET}x, so the HTTP request was profiled over the fake and "
-            f"over aiobotocore ({result.over_fake.requests} and {result.over_botocore.requests} "
-            "requests; `bench/profiling.py` samples the Python stack on a CPU-time timer, "
+            f"Ours is above {fig_cpu.TARGET}x, so the HTTP request was profiled over the fake "
+            f"and over the lean client ({result.over_fake.requests} and "
+            f"{result.over_botocore.requests} requests; `bench/profiling.py` samples the "
+            "Python stack on a CPU-time timer, "
             f"{result.over_fake.samples} and {result.over_botocore.samples} samples). A sample "
             "counts for the innermost frame that belongs to a package: time in C builtins, the "
             "standard library (json, enum, dataclasses) and generated `__init__`s counts for the "
@@ -154,13 +156,16 @@ def cpu_text(result: fig_cpu.CpuResult) -> Section:
         "of the same shape, in a fresh thread: see below) with trivial resolvers over the same "
         "data held as dicts (`bench/floor.py`). The fake DynamoDB (`bench/fake.py`) "
         "answers `batch_get_item` and `query` from memory in DynamoDB's wire shapes, taking "
-        "moto, HTTP and botocore out; the last variant is the real path, the proxy replaying "
-        "with 0 ms.",
+        "moto, HTTP and botocore out; the last two are the real path, the proxy replaying "
+        "with 0 ms, over the lean client (the default) and over aioboto3's (`--client "
+        "botocore`), in the same run.",
         "",
         fig_cpu.render(result),
         "",
         f"Ours is {ratio:.1f}x the floor executing the query (target {fig_cpu.TARGET}x) and "
-        f"{whole / floor:.1f}x for the whole request over aiobotocore.",
+        f"{whole / floor:.1f}x for the whole request over the lean client "
+        f"({botocore / floor:.1f}x over botocore's; the lean path costs "
+        f"{whole / botocore:.2f}x botocore's).",
         "",
         *_floor_check(result),
         profile,
@@ -172,7 +177,7 @@ def cpu_text(result: fig_cpu.CpuResult) -> Section:
 def _floor_check(result: fig_cpu.CpuResult) -> list[str]:
     """How the floor was measured, and what measuring it in the event loop did to the ratios."""
     floor, old = result.floor, result.variant(fig_cpu.IN_LOOP)
-    whole = result.variants[-1].median
+    whole = result.variant(fig_cpu.LEAN).median
     cheapest = min(result.sweep, key=lambda t: t.median)
     dearest = max(result.sweep, key=lambda t: t.median)
     most = max(result.sweep, key=lambda t: t.median_faults)
@@ -195,7 +200,7 @@ def _floor_check(result: fig_cpu.CpuResult) -> list[str]:
         "The check of the floor as measured before (`graphql.graphql` in the bench's event "
         f"loop): {old.median * 1e3:.1f} ms with {old.median_faults:.0f} page faults per "
         f"execution, {old.median / floor.median:.1f}x the careful floor. Against it, the whole "
-        f"request over aiobotocore would be {whole / old.median:.1f}x instead of "
+        f"request over the lean client would be {whole / old.median:.1f}x instead of "
         f"{whole / floor.median:.1f}x"
         + (
             ": the event-loop floor paid the chunk crossings, which made every ratio to it "
@@ -210,27 +215,21 @@ def _floor_check(result: fig_cpu.CpuResult) -> list[str]:
 def _cpu_reading(result: fig_cpu.CpuResult) -> list[str]:
     fake = {s.bucket: s.fraction for s in result.over_fake.shares}
     real = {s.bucket: s.fraction for s in result.over_botocore.shares}
-    fake_cpu, real_cpu = result.variants[-2].median, result.variants[-1].median
-    framework = sum(fake.get(b, 0.0) for b in ("graphql-core", "strawberry", "asyncio"))
-    framework += fake.get("aiodataloader", 0.0)
+    fake_cpu = result.variant(fig_cpu.FAKE).median
+    real_cpu = result.variant(fig_cpu.LEAN).median
+    framework = sum(fake.get(b, 0.0) for b in ("graphql-core", "asyncio", "aiodataloader"))
     ours = sum(f for b, f in fake.items() if b.startswith("ours:"))
-    deserialize = fake.get("boto3 TypeDeserializer (from_dynamo)", 0.0)
-    botocore = real.get(BOTOCORE, 0.0) * real_cpu
+    client = real.get(BOTOCORE, 0.0) * real_cpu
     return [
         "",
-        "What bounds the ratio: over the fake, graphql-core, strawberry, asyncio and "
-        f"aiodataloader take {framework:.0%} of ours (about {framework * fake_cpu * 1e3:.0f} ms, "
-        f"{framework * fake_cpu / result.floor.median:.1f}x the whole floor): each stored field "
-        "(`name`) is an async resolver awaiting the loader, so each of the query's hundreds of "
-        "fields costs a coroutine, event-loop steps and strawberry's per-field wrapper, where "
-        "the floor's resolvers are plain lookups (graphql-core alone with async resolvers is "
-        f"{result.variant('graphql-core, async').median / result.floor.median:.1f}x its sync "
-        "floor). Our own code "
-        f"(graph/, server/) is {ours:.0%}, and turning DynamoDB's wire format into items "
-        f"(boto3's TypeDeserializer) {deserialize:.0%}. On the real path botocore's stack costs "
-        f"about {botocore * 1e3:.0f} ms per request, {botocore / result.calls * 1e3:.1f} ms per "
-        f"DynamoDB call ({result.calls} calls): request building, signing, the user agent, "
-        "response parsing.",
+        "What bounds the ratio: the planned prefetch reads a lookup's whole selection level by "
+        "level and the compiled executor completes the fields by plain calls "
+        "(`server/engine/plan.py`, `compiled.py`), so over the fake graphql-core, asyncio and "
+        f"aiodataloader take {framework:.0%} of ours (about {framework * fake_cpu * 1e3:.0f} "
+        f"ms) and our own code (graph/, server/: the reads, pages, keys, trace and the executor) "
+        f"{ours:.0%}. On the real path the lean client and aiohttp cost about "
+        f"{client * 1e3:.0f} ms per request, {client / result.calls * 1e3:.2f} ms per DynamoDB "
+        f"call ({result.calls} calls), and asyncio's socket events grow with the calls.",
     ]
 
 
