@@ -17,7 +17,16 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.table import RetryPolicy, Table
 from server.app import create_app
 
-from . import fig_bulk, fig_cpu, fig_latency, fig_requests, fig_throughput, plots, processes
+from . import (
+    fig_bulk,
+    fig_cpu,
+    fig_fanout,
+    fig_latency,
+    fig_requests,
+    fig_throughput,
+    plots,
+    processes,
+)
 from .control import ProxyControl
 from .data import FANOUTS, Dataset, build
 from .measure import in_process, say
@@ -25,7 +34,15 @@ from .memory import Memory
 from .naive import create_naive_app
 from .queries import BenchQuery, bench_queries
 from .report import Section, environment, write
-from .sections import bulk_text, cpu_text, latency_text, requests_text, throughput_text
+from .sections import (
+    FANOUT_TITLE,
+    bulk_text,
+    cpu_text,
+    fanout_text,
+    latency_text,
+    requests_text,
+    throughput_text,
+)
 
 __all__ = ["Options", "run"]
 
@@ -174,16 +191,26 @@ async def _in_process(
                 )
                 show(latency_text(timed, options.iterations))
                 plots.latency_plot(timed, options.output / "latency.png")
-            if "3" not in options.skip:
-                say("figure 3: server CPU for Q1 at fan-out 100")
-                await control.configure(latency=0.0, replay=True)
-                async with open_client(Endpoint(control.url), lean=False) as botocore:
-                    table = Table(botocore, TABLE, patient)
-                    async with in_process(create_app(table=table)) as today:
-                        cpu = await fig_cpu.measure(
-                            q1_100, memories[100], ours, today, options.cpu_iterations
-                        )
-                show(cpu_text(cpu))
+            async with (
+                open_client(Endpoint(control.url), lean=False) as botocore,
+                in_process(create_app(table=Table(botocore, TABLE, patient))) as today,
+            ):
+                if "3" not in options.skip:
+                    say("figure 3: server CPU for Q1 at fan-out 100")
+                    await control.configure(latency=0.0, replay=True)
+                    cpu = await fig_cpu.measure(
+                        q1_100, memories[100], ours, today, options.cpu_iterations
+                    )
+                    show(cpu_text(cpu))
+                if "7" not in options.skip:
+                    say("figure 7: server CPU against the answer's size, both clients")
+                    await control.configure(latency=0.0, replay=True)
+                    q1s = [q for q in queries if q.name == "Q1"]
+                    rows = await fig_fanout.measure(
+                        q1s, memories, ours, today, options.cpu_iterations
+                    )
+                    fig_fanout.plot(rows, options.output / "fanout.png")
+                    show(Section(FANOUT_TITLE, fanout_text(rows, options.cpu_iterations)))
         finally:
             await ours.aclose()
             await naive.aclose()

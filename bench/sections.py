@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import fig_bulk, fig_cpu, fig_latency, fig_requests, fig_throughput
+from . import fig_bulk, fig_cpu, fig_fanout, fig_latency, fig_requests, fig_throughput
 from .fig_requests import short
 from .measure import percentile
 from .profiling import BOTOCORE
@@ -312,3 +312,32 @@ def bulk_text(results: list[fig_bulk.BulkResult]) -> Section:
         "keeps up to 40 calls in flight, boto3 one.",
     )
     return Section("5. Bulk load: edgewise load against boto3 batch_writer", text)
+
+
+FANOUT_TITLE = "7. Server CPU per request against the answer's size, both clients"
+
+
+def fanout_text(rows: list[fig_fanout.FanoutRow], iterations: int) -> str:
+    """Figure 7's table and how it reads."""
+    last = rows[-1]
+    growth = {p: last.cpu[p] / rows[0].cpu[p] for p in fig_fanout.PATHS if rows[0].cpu[p] > 0}
+    return _lines(
+        "Q1 at each fan-out (1 user in that many groups, 3 subscriptions each), CPU of the bench "
+        "process per request (`time.process_time`; the floor in a fresh thread at the stack "
+        "depth with the fewest page faults, as in figure 3), the paths taken in turn, medians "
+        f"of {iterations} after 2 warm-ups; the proxy replays with 0 ms. Plot: `fanout.png`. "
+        "`first` is at most 100 per connection, so the largest answer here is Q1@100's.",
+        "",
+        fig_fanout.render(rows),
+        "",
+        f"From {rows[0].query.label} to {last.query.label} the answer grows "
+        f"{last.nodes / max(rows[0].nodes, 1):.0f}x and the DynamoDB calls "
+        f"{last.calls / max(rows[0].calls, 1):.0f}x; CPU grows "
+        + ", ".join(f"{growth[p]:.0f}x for {p}" for p in growth)
+        + f". At {last.query.label}, what a client adds to the fake per DynamoDB call: "
+        + ", ".join(
+            f"{(last.cpu[p] - last.cpu['over the fake']) / last.calls * 1e3:.2f} ms for the {p}"
+            for p in ("lean client", "botocore client")
+        )
+        + ".",
+    )
