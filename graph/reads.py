@@ -231,6 +231,13 @@ class Reads:
         self.wholes: DataLoader[Whole, tuple[list[Item], bool]] = DataLoader(self._load_wholes)
         self._complete: dict[Listing, list[Item]] = {}  # first pages that held every item
 
+    def close(self) -> None:
+        """Forget what the request read. The loaders refer back to this object, so until then
+        every item, page and future of the request waits for the cyclic garbage collector."""
+        for loader in (self.items, self.pages, self.counts, self.alls, self.wholes):
+            loader.clear_all()
+        self._complete.clear()
+
     def known_item(self, key: ItemKey) -> Item | Any | None:
         """The item (None: it does not exist) if this request has read it, else UNKNOWN: lets a
         field resolve without a coroutine when its item is in memory."""

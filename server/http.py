@@ -251,7 +251,7 @@ async def graphql(request: Request) -> Response:
     variables: dict[str, Any] | None = params.get("variables")
     schema: ModelSchema = state.schema
     try:
-        document = check(schema._schema, query, variables, limits)
+        document = check(schema._schema, query, variables, limits, schema.parsed)
         select_operation(document, params.get("operationName"))
     except EdgewiseError as exc:
         return reply.error(reply.not_executed, str(exc), code_of(exc))
@@ -271,6 +271,8 @@ async def graphql(request: Request) -> Response:
         return reply.error(405, "mutations are sent with POST", headers={"Allow": "POST"})
     except CannotGetOperationTypeError as exc:
         return reply.error(400, str(exc) or "unknown operation")
+    finally:
+        context.close()
     body: dict[str, Any] = {}
     if result.errors:
         body["errors"] = [format_error(e) for e in result.errors]

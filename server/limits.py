@@ -8,7 +8,9 @@ each spread the previous one twice is measured in linear time instead of being e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from graphql import (
@@ -79,6 +81,7 @@ class _Summary:
         )
 
 
+@lru_cache(maxsize=512)
 def _count_tokens(source: str, limit: int) -> int:
     """Tokens in ``source``, counting stops a little past ``limit``."""
     lexer = Lexer(Source(source))
@@ -186,24 +189,32 @@ class _Analysis:
         )
 
 
+def _parse(query: str) -> DocumentNode | GraphQLError:
+    try:
+        return parse(query)
+    except GraphQLError as error:
+        return error
+
+
 def check(
     schema: GraphQLSchema,
     query: str,
     variables: dict[str, Any] | None,
     limits: Limits,
+    parsed: Callable[[str], DocumentNode | GraphQLError] = _parse,
 ) -> DocumentNode:
-    """Parse ``query`` and enforce ``limits``; raises ``QueryTooComplex`` naming the limit."""
+    """Parse ``query`` (with ``parsed``: the schema's cached parse) and enforce ``limits``;
+    raises ``QueryTooComplex`` naming the limit."""
     tokens = _count_tokens(query, limits.tokens)
     if tokens > limits.tokens:
         raise QueryTooComplex(f"tokens is at least {tokens}, over the limit of {limits.tokens}")
-    try:
-        document = parse(query)
-    except GraphQLError as exc:
-        if "nested too deeply" in exc.message:  # the parser's own depth guard
+    document = parsed(query)
+    if isinstance(document, GraphQLError):
+        if "nested too deeply" in document.message:  # the parser's own depth guard
             raise QueryTooComplex(
                 f"depth is over the parser's nesting limit, over the limit of {limits.depth}"
-            ) from None
-        raise BadUserInput(exc.message) from None
+            )
+        raise BadUserInput(document.message)
     for definition in document.definitions:
         if not isinstance(definition, OperationDefinitionNode):
             continue

@@ -55,7 +55,7 @@ class ModelSchema:
             assert isinstance(document, DocumentNode)
             return tuple(validate(schema, document, rules))
 
-        self._parsed = parsed
+        self.parsed = parsed  # shared with the limits' check (server.limits.check)
         self._validated = validated
 
     async def execute(
@@ -66,7 +66,7 @@ class ModelSchema:
         operation_name: str | None = None,
         allowed_operation_types: Iterable[OperationType] = (OperationType.QUERY,),
     ) -> ExecutionResult:
-        document = self._parsed(query)
+        document = self.parsed(query)
         if isinstance(document, GraphQLError):
             return ExecutionResult(None, [document])
         errors = self._validated(query)

@@ -103,7 +103,7 @@ async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str], Run]]
                 theirs = execute(schema._schema, parse(query), None, context, variables)
                 if not isinstance(theirs, type(ours)):
                     theirs = await theirs
-                document = schema._parsed(query)
+                document = schema.parsed(query)
                 executor = Executor.build(schema._schema, document, None, context, variables)
                 assert not isinstance(executor, list)
                 compiled = compile_operation(schema._schema, document, executor, None)
