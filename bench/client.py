@@ -6,7 +6,10 @@ Per call (µs of this process's CPU), for a Query of 5 items and a BatchGetItem 
   decoded by boto3's TypeDeserializer (what ``from_dynamo`` was);
 - ``botocore + decoder``: the same client, items decoded by ``graph.dynamo_json``;
 - ``lean``: ``graph.wire.LeanClient`` and ``graph.dynamo_json``;
-- ``transport floor``: the same POST with aiohttp alone (fixed headers, no signing, no parsing).
+- ``transport floor``: the same POST with ``graph.transport`` alone (fixed headers, no signing,
+  no parsing);
+- ``aiohttp POST``: the same with aiohttp alone, the lean client's transport before
+  ``graph.transport``.
 
 Each is shown as a ratio to today's path. The answers are moto's, recorded once and replayed by
 a small aiohttp server in a child process (its CPU is not counted), with their ``x-amz-crc32``.
@@ -34,6 +37,7 @@ from graph.dynamo_json import decode_item
 from graph.embedded import EmbeddedDynamoDB
 from graph.keys import ItemKey
 from graph.table import DEMO_LAYOUT, Table
+from graph.transport import Pool
 
 __all__ = ["main", "measure"]
 
@@ -151,18 +155,26 @@ async def measure(url: str, calls: int, repeats: int, paths: set[str]) -> dict[s
                     return [decode_item(raw) for raw in items_of(response)]
 
                 results[name].append(await _per_call(call, calls, repeats) * 1e6)
-        if "transport floor" in paths:
-            results["transport floor"] = []
+        pool = Pool(url, connect_timeout=2, read_timeout=5)
+        for path in ("transport floor", "aiohttp POST"):
+            if path not in paths:
+                continue
+            results[path] = []
             for operation, params in CALLS.values():
                 body = orjson.dumps(params)
                 headers = {"Content-Type": "application/x-amz-json-1.0"}
                 headers["X-Amz-Target"] = TARGET + operation
 
+                async def bare(body: bytes = body, headers: dict[str, str] = headers) -> bytes:
+                    return (await pool.send(pool.request(headers, body)))[2]
+
                 async def post(body: bytes = body, headers: dict[str, str] = headers) -> bytes:
                     async with session.post(url, data=body, headers=headers) as response:
                         return await response.read()
 
-                results["transport floor"].append(await _per_call(post, calls, repeats) * 1e6)
+                call = bare if path == "transport floor" else post
+                results[path].append(await _per_call(call, calls, repeats) * 1e6)
+        pool.close()
     return results
 
 
@@ -187,7 +199,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs; the least is kept")
     parser.add_argument(
         "--paths",
-        default="botocore (today),botocore + decoder,lean,transport floor",
+        default="botocore (today),botocore + decoder,lean,transport floor,aiohttp POST",
         help="comma-separated paths to measure (default all)",
     )
     args = parser.parse_args()

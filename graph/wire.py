@@ -1,4 +1,5 @@
-"""The lean DynamoDB data plane: the hot calls POSTed straight over one aiohttp pool.
+"""The lean DynamoDB data plane: the hot calls POSTed straight over one keep-alive pool
+(:mod:`graph.transport`).
 
 :class:`LeanClient` has the coroutine methods :class:`graph.table.Table` calls on the hot path
 (``get_item``, ``batch_get_item``, ``query``, ``put_item``, ``update_item``, ``delete_item``,
@@ -18,7 +19,10 @@ see exactly what they see from aioboto3:
 - an error answer raised as botocore's modeled ``ClientError`` subclass, with the same
   ``Error``/``ResponseMetadata`` and the body's modeled fields (``Item``,
   ``CancellationReasons``) at the top level;
-- connection failures and timeouts raised as the botocore exceptions aiobotocore raises for them.
+- connection failures and timeouts raised as the botocore exceptions aiobotocore raises for them
+  (a connection closed before a whole answer, a truncated or unreadable answer:
+  ``ConnectionClosedError``; ``ConnectTimeoutError``, ``ReadTimeoutError``,
+  ``EndpointConnectionError``).
 
 What it drops: parameter validation (DynamoDB validates, answering ``ValidationException``),
 botocore's event hooks, response parsing into botocore's shapes (the answer is DynamoDB JSON as
@@ -28,11 +32,9 @@ per-call user-agent and endpoint-rule work.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import http.client
 import inspect
-import socket
 import time
 import zlib
 from base64 import b64encode
@@ -42,7 +44,6 @@ from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any
 
-import aiohttp
 import orjson
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -53,10 +54,11 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
-    HTTPClientError,
     NoCredentialsError,
     ReadTimeoutError,
 )
+
+from .transport import ConnectionClosed, ConnectTimeout, Pool, ReadTimeout
 
 __all__ = ["CachingSigV4Auth", "LeanClient", "open_lean_client"]
 
@@ -175,12 +177,12 @@ def _blob(value: Any) -> str:
 
 
 class LeanClient:
-    """The DynamoDB data plane over one shared ``aiohttp.ClientSession``; see the module."""
+    """The DynamoDB data plane over one shared :class:`graph.transport.Pool`; see the module."""
 
     def __init__(
         self,
         control: Any,
-        session: aiohttp.ClientSession,
+        pool: Pool | None,  # None: a client that only signs
         credentials: Any,
         url: str | None = None,
         region: str | None = None,
@@ -188,7 +190,7 @@ class LeanClient:
         self.control = control  # the aioboto3 client: control plane and fallback
         self.url = url or str(control.meta.endpoint_url)
         self.region = region or str(control.meta.region_name)
-        self._session = session
+        self._pool = pool
         self._credentials = credentials
         self._keys: dict[tuple[str, str, str], bytes] = {}
         self._stamp = (0, "")
@@ -247,33 +249,18 @@ class LeanClient:
         the exception aioboto3 would raise for it."""
         body = orjson.dumps(params, default=_blob)
         headers, request = self.sign(operation, body, await self.credentials())
+        pool = self._pool
+        assert pool is not None, "this LeanClient only signs"
         try:
-            async with self._session.post(self.url, data=body, headers=headers) as response:
-                raw = await response.read()
-                status = response.status
-                answer_headers = {k.lower(): v for k, v in response.headers.items()}
-        except (
-            aiohttp.ServerDisconnectedError,
-            aiohttp.ClientPayloadError,
-            aiohttp.http_exceptions.BadStatusLine,
-        ) as exc:
+            status, answer_headers, raw = await pool.send(pool.request(headers, body))
+        except ConnectionClosed as exc:
             raise ConnectionClosedError(error=exc, request=request, endpoint_url=self.url) from exc
-        except aiohttp.ServerTimeoutError as exc:
-            if str(exc).lower().startswith("connect"):
-                raise ConnectTimeoutError(endpoint_url=self.url, error=exc) from exc
+        except ConnectTimeout as exc:
+            raise ConnectTimeoutError(endpoint_url=self.url, error=exc) from exc
+        except ReadTimeout as exc:
             raise ReadTimeoutError(endpoint_url=self.url, error=exc) from exc
-        except (
-            aiohttp.ClientConnectorError,
-            aiohttp.ClientConnectionError,
-            socket.gaierror,
-        ) as exc:
+        except OSError as exc:  # refused, unreachable, no such host
             raise EndpointConnectionError(endpoint_url=self.url, error=exc) from exc
-        except TimeoutError as exc:
-            raise ReadTimeoutError(endpoint_url=self.url, error=exc) from exc
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            raise HTTPClientError(error=exc) from exc
         expected = answer_headers.get("x-amz-crc32")
         if expected is not None:
             actual = zlib.crc32(raw) & 0xFFFFFFFF
@@ -329,12 +316,10 @@ async def open_lean_client(
     """A :class:`LeanClient` over ``control`` (an open aioboto3 DynamoDB client, whose resolved
     endpoint and region it uses) with a pool and timeouts like
     :func:`graph.client.client_config`'s. ``credentials`` are botocore's (None: none found)."""
-    connector = aiohttp.TCPConnector(limit=pool, keepalive_timeout=KEEPALIVE_TIMEOUT)
-    timeout = aiohttp.ClientTimeout(sock_connect=connect_timeout, sock_read=read_timeout)
-    async with aiohttp.ClientSession(
-        connector=connector,
-        timeout=timeout,
-        skip_auto_headers={"Content-Type"},
-        auto_decompress=False,
-    ) as session:
-        yield LeanClient(control, session, credentials)
+    transport = Pool(
+        str(control.meta.endpoint_url), connect_timeout, read_timeout, pool, KEEPALIVE_TIMEOUT
+    )
+    try:
+        yield LeanClient(control, transport, credentials)
+    finally:
+        transport.close()
