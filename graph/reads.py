@@ -42,6 +42,11 @@ UNKNOWN: Any = object()  # what :meth:`Reads.known_item` and ``known_page`` answ
 _serialize = to_dynamo
 
 
+def _value(value: Any) -> dict[str, Any]:
+    """One value in DynamoDB JSON; key values are strings, sent without boto3's serializer."""
+    return {"S": value} if type(value) is str else _serialize({"v": value})["v"]
+
+
 @dataclass(frozen=True, slots=True)
 class Branch:
     """One Query: ``partition``, and the sort key narrowed by ``prefix`` or by inclusive
@@ -292,7 +297,7 @@ class Reads:
             filters.append(f"attribute_not_exists({expr.name(listing.unmarked)})")
         if filters:
             params["FilterExpression"] = " AND ".join(filters)
-        params |= expr.params(lambda v: _serialize({"v": v})["v"])
+        params |= expr.params(_value)
         if listing.index is not None:
             params["IndexName"] = listing.index
         return params

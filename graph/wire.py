@@ -101,11 +101,11 @@ class CachingSigV4Auth(SigV4Auth):
         if key is None:
             key = f"AWS4{secret}".encode()
             for part in (day, self._region, "dynamodb", "aws4_request"):
-                key = hmac.new(key, part.encode(), sha256).digest()
+                key = hmac.digest(key, part.encode(), "sha256")
             if len(self._keys) >= 8:  # rotated keys or past days: keep the cache small
                 self._keys.clear()
             self._keys[cache_key] = key
-        return hmac.new(key, string_to_sign.encode(), sha256).hexdigest()
+        return hmac.digest(key, string_to_sign.encode(), "sha256").hex()
 
     def headers_to_sign(self, request: AWSRequest) -> Any:
         """botocore's, computed once per signing (botocore computes it twice)."""
@@ -194,6 +194,7 @@ class LeanClient:
         self._credentials = credentials
         self._keys: dict[tuple[str, str, str], bytes] = {}
         self._stamp = (0, "")
+        self._frozen: tuple[float, ReadOnlyCredentials] = (0.0, ReadOnlyCredentials("", "", None))
         self._templates: dict[tuple[str | None, ...], _Template] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -209,12 +210,17 @@ class LeanClient:
         return call
 
     async def credentials(self) -> ReadOnlyCredentials:
-        """The credentials to sign with now (refreshed first when they are about to expire)."""
+        """The credentials to sign with now: botocore's frozen ones, asked for at most once a
+        second (refreshable credentials refresh themselves minutes before they expire)."""
+        now = time.monotonic()
+        if now < self._frozen[0]:
+            return self._frozen[1]
         if self._credentials is None:
             raise NoCredentialsError()
         frozen = self._credentials.get_frozen_credentials()  # refreshes when near expiry
         if inspect.isawaitable(frozen):  # aiobotocore's credentials refresh asynchronously
             frozen = await frozen
+        self._frozen = (now + 1.0, frozen)
         return frozen  # type: ignore[no-any-return]
 
     def _timestamp(self) -> str:

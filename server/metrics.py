@@ -3,6 +3,8 @@ the tests, never collide), exposed on ``/metrics`` in Prometheus' text format.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import choose_encoder
 from starlette.requests import Request
@@ -33,6 +35,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.max_operations = max_operations
         self._operations: set[str] = set()
+        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
         registry = self.registry
         self.requests = Counter(
             "edgewise_graphql_requests",
@@ -119,15 +122,25 @@ class Metrics:
         self.rounds.observe(rounds)
         self.requests_per_request.observe(dynamodb_requests)
 
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, kept: a DynamoDB call's metrics are written on every call,
+        and prometheus-client validates the labels and takes a lock each time it is asked."""
+        key = (metric, labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def call(self, call: Sent) -> None:
-        self.calls.labels(call.operation, call.outcome).inc()
-        self.call_seconds.labels(call.operation).observe(call.seconds)
+        operation = call.operation  # a DynamoDB operation: a few names
+        self._child(self.calls, operation, call.outcome).inc()
+        self._child(self.call_seconds, operation).observe(call.seconds)
         if call.read_units:
-            self.read_units.labels(call.operation).inc(call.read_units)
+            self._child(self.read_units, operation).inc(call.read_units)
         if call.write_units:
-            self.write_units.labels(call.operation).inc(call.write_units)
+            self._child(self.write_units, operation).inc(call.write_units)
         if call.unprocessed:
-            self.retries.labels(call.operation).inc()
+            self._child(self.retries, operation).inc()
 
     def retry(self, operation: str) -> None:
         self.retries.labels(operation).inc()
