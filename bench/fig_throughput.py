@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -20,10 +23,26 @@ import aiohttp
 from .control import ProxyControl
 from .markdown import table
 from .measure import percentile, say
-from .processes import Child
+from .processes import ROOT, Child
 from .queries import BenchQuery
 
-__all__ = ["Throughput", "grid", "load", "render", "render_naive", "speedups", "uvicorn_speedups"]
+__all__ = [
+    "BEFORE",
+    "Throughput",
+    "checkout",
+    "grid",
+    "load",
+    "render",
+    "render_naive",
+    "render_side_by_side",
+    "side_by_side",
+    "speedups",
+    "uvicorn_speedups",
+]
+
+# The last commit before issue 14 (the lean data plane, the planned and compiled executor): the
+# server whose throughput the issue's target multiplies, served beside today's in the same run.
+BEFORE = "ba613d5"
 
 WARM_SECONDS, WARM_CLIENTS = 1.0, 4  # load per query on a fresh server, not measured
 # `edgewise serve` flags: this figure measures capacity, and at 64 clients a request queues for
@@ -114,6 +133,76 @@ async def grid(
                     misses = (await control.stats()).misses
                     results.append(dataclasses.replace(result, workers=count, misses=misses))
     return results
+
+
+@contextmanager
+def checkout(commit: str) -> Iterator[Path | None]:
+    """The files of ``commit`` in a temporary folder (``git archive``), or None when this is not
+    a git checkout holding that commit (a shallow clone, a source package)."""
+    with tempfile.TemporaryDirectory(prefix=f"edgewise-{commit}-") as folder:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", commit],
+            capture_output=True,
+            check=False,
+        )
+        if archive.returncode != 0:
+            say(f"no commit {commit} here ({archive.stderr.decode().strip()[:120]}): skipped")
+            yield None
+            return
+        subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
+        yield Path(folder)
+
+
+async def side_by_side(
+    servers: list[tuple[str, Callable[[], AbstractContextManager[Child]]]],
+    query: BenchQuery,
+    expected: Any,
+    clients: int,
+    duration: float,
+    control: ProxyControl,
+) -> list[Throughput]:
+    """The same load against each server in turn (one at a time, each warmed first)."""
+    results = []
+    for name, server in servers:
+        with server() as child:
+            await load("warm-up", child.url, query, expected, WARM_CLIENTS, WARM_SECONDS)
+            await control.reset()
+            result = await load(name, child.url, query, expected, clients, duration)
+            results.append(dataclasses.replace(result, misses=(await control.stats()).misses))
+    return results
+
+
+def render_side_by_side(results: list[Throughput]) -> str:
+    """Requests per second and latency of each server, as ratios to the first."""
+    base = results[0]
+    rows = [
+        [
+            r.server,
+            r.query,
+            r.clients,
+            len(r.latencies),
+            f"{r.rate:.1f}",
+            f"{r.rate / base.rate:.2f}" if base.rate else "-",
+            f"{r.p(0.5) * 1000:.0f}",
+            f"{r.p(0.99) * 1000:.0f}",
+            r.errors,
+            r.misses,
+        ]
+        for r in results
+    ]
+    headers = [
+        "server (1 worker)",
+        "query",
+        "clients",
+        "requests",
+        "requests/s",
+        "x the first",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+        "replay misses",
+    ]
+    return table(headers, rows)
 
 
 def _base(results: list[Throughput]) -> Iterator[tuple[Throughput, Throughput]]:

@@ -31,7 +31,9 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 class Child:
     """A Python child process listening on ``url``."""
 
-    def __init__(self, name: str, argv: Sequence[str], port: int, ready_path: str) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], port: int, ready_path: str, cwd: Path = ROOT
+    ) -> None:
         self.name = name
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
@@ -40,7 +42,7 @@ class Child:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, *argv],
-                cwd=ROOT,
+                cwd=cwd,  # python -m imports the packages of this folder first
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent,
@@ -71,10 +73,11 @@ class Child:
 
 
 @contextmanager
-def child(name: str, argv: Sequence[str], ready_path: str) -> Iterator[Child]:
-    """Start ``python argv…`` (``{port}`` in argv is a free port), yield it, stop it."""
+def child(name: str, argv: Sequence[str], ready_path: str, cwd: Path = ROOT) -> Iterator[Child]:
+    """Start ``python argv…`` in ``cwd`` (``{port}`` in argv is a free port), yield it, stop
+    it."""
     port = free_port()
-    started = Child(name, [a.replace("{port}", str(port)) for a in argv], port, ready_path)
+    started = Child(name, [a.replace("{port}", str(port)) for a in argv], port, ready_path, cwd)
     try:
         yield started
     finally:
@@ -88,12 +91,16 @@ def proxy(upstream: str) -> contextlib.AbstractContextManager[Child]:
 
 
 @contextmanager
-def ours_server(dynamodb: str, table: str, workers: int = 1, *flags: str) -> Iterator[Child]:
+def ours_server(
+    dynamodb: str, table: str, workers: int = 1, *flags: str, cwd: Path = ROOT, name: str = "ours"
+) -> Iterator[Child]:
     """Edgewise itself, as users run it: ``edgewise serve --workers N [flags]`` (uvicorn), once
-    every worker has started."""
+    every worker has started; ``cwd``: the checkout whose code runs (another commit's tree)."""
     argv = ["-m", "server", "serve", "--dynamodb", dynamodb, "--table", table, "--no-demo"]
-    argv += ["--workers", str(workers), "--port", "{port}", *flags]
-    with child(f"ours-{workers}", argv, "/healthz") as started:
+    if workers != 1:  # the default (and older commits know no --workers)
+        argv += ["--workers", str(workers)]
+    argv += ["--port", "{port}", *flags]
+    with child(f"{name}-{workers}", argv, "/healthz", cwd) as started:
         deadline = time.monotonic() + 60
         while started.log.read_text().count("Application startup complete") < workers:
             if started.process.poll() is not None or time.monotonic() > deadline:

@@ -144,7 +144,8 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
                     options.duration,
                 )
                 naive = dataclasses.replace(naive, misses=(await control.stats()).misses)
-            show(throughput_text(ours, naive, options))
+            side = await _side_by_side(options, proxy, q1_10, answers[q1_10.label], control)
+            show(throughput_text(ours, naive, options, side))
         if "5" not in options.skip:
             say(f"figure 5: bulk load of {options.bulk_items} items")
             bulk = await fig_bulk.measure(
@@ -160,6 +161,37 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
     finally:
         await control.aclose()
     return sections
+
+
+async def _side_by_side(
+    options: Options, proxy: str, query: BenchQuery, expected: Any, control: ProxyControl
+) -> list[fig_throughput.Throughput]:
+    """Figure 4's issue-14 target: Q1@10 at 32 clients on 1 worker, served by the commit before
+    issue 14 and by today's code over each DynamoDB client, one after the other."""
+    flags = fig_throughput.PATIENT
+    with fig_throughput.checkout(fig_throughput.BEFORE) as before:
+        servers = [
+            (
+                f"ours, --client {client}",
+                lambda client=client: processes.ours_server(
+                    proxy, TABLE, 1, *flags, "--client", client, name=f"ours-{client}"
+                ),
+            )
+            for client in ("botocore", "lean")
+        ]
+        if before is not None:
+            servers.insert(
+                0,
+                (
+                    f"before issue 14 (commit {fig_throughput.BEFORE})",
+                    lambda: processes.ours_server(
+                        proxy, TABLE, 1, *flags, cwd=before, name="before"
+                    ),
+                ),
+            )
+        return await fig_throughput.side_by_side(
+            servers, query, expected, 32, options.duration, control
+        )
 
 
 async def _in_process(

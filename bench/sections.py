@@ -234,7 +234,10 @@ def _cpu_reading(result: fig_cpu.CpuResult) -> list[str]:
 
 
 def throughput_text(
-    ours: list[fig_throughput.Throughput], naive: fig_throughput.Throughput, options: Options
+    ours: list[fig_throughput.Throughput],
+    naive: fig_throughput.Throughput,
+    options: Options,
+    side: list[fig_throughput.Throughput],
 ) -> Section:
     speedup = fig_throughput.speedups(ours)
     queries = list(dict.fromkeys(r.query for r in ours))
@@ -282,6 +285,15 @@ def throughput_text(
             if same is not None and naive.rate
             else []
         ),
+        "",
+        f"Issue 14's target, side by side in this run: {side[0].query} at {side[0].clients} "
+        f"clients for {options.duration:.0f} s against 1 worker of each server, one after the "
+        "other, each warmed first. *Before issue 14* is the tree of commit "
+        f"{fig_throughput.BEFORE} (`git archive`, served from its own folder by the same "
+        "Python): botocore's client, graphql-core's executor resolving field by field. Then "
+        "today's code on each DynamoDB client (`--client`).",
+        "",
+        fig_throughput.render_side_by_side(side),
     )
     title = "4. Requests per second and latency under concurrent clients: workers 1 and 2"
     return Section(title, text)
