@@ -27,14 +27,21 @@ class Dataset:
     product: str  # subscribed to by every group (Q2, and Q3's hasAccess)
     organization: str  # with ``fanout`` members, each in up to 3 groups (Q4)
     users: list[str]  # ceil(2.5 x fanout) users, by global id (Q5)
+    subscriptions: int = 3  # per group
+
+    @property
+    def tag(self) -> str:
+        """What follows the fan-out in a query's label: ``x10`` for 10 subscriptions a group."""
+        return "" if self.subscriptions == 3 else f"x{self.subscriptions}"
 
 
-def build(fanout: int, seed: int = 7) -> Dataset:
+def build(fanout: int, seed: int = 7, subscriptions: int = 3) -> Dataset:
     """The same items for the same fan-out: ``fanout`` groups, each subscribed to the hot
-    product and 2 of ``max(3, fanout // 2)`` others; a user member of every group; an
-    organization whose ``fanout`` members join up to 3 groups each. Counters included."""
+    product and ``subscriptions - 1`` of ``max(3, fanout // 2)`` others; a user member of every
+    group; an organization whose ``fanout`` members join up to 3 groups each. Counters
+    included. Ids start ``f<fanout>-`` (``f<fanout>x<subscriptions>-`` for other than 3)."""
     rng = random.Random(seed * 1000 + fanout)
-    p = f"f{fanout}-"
+    p = f"f{fanout}-" if subscriptions == 3 else f"f{fanout}x{subscriptions}-"
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
 
@@ -46,10 +53,11 @@ def build(fanout: int, seed: int = 7) -> Dataset:
         edges.append({"label": label, "from": source, "to": target, **fields})
 
     hot = node("Product", "hot", "Hot product")
-    others = [node("Product", f"p{i}", f"Product {i}") for i in range(max(3, fanout // 2))]
+    count = max(3, fanout // 2, subscriptions)
+    others = [node("Product", f"p{i}", f"Product {i}") for i in range(count)]
     groups = [node("Group", f"g{i}", f"Group {i}") for i in range(fanout)]
     for group in groups:
-        for product in [hot, *rng.sample(others, 2)]:
+        for product in [hot, *rng.sample(others, subscriptions - 1)]:
             edge("SUBSCRIBES_TO", group, product, plan="pro", status="ACTIVE")
     user = node("User", "u", "The user")
     for group in groups:
@@ -61,4 +69,5 @@ def build(fanout: int, seed: int = 7) -> Dataset:
         for group in rng.sample(groups, min(3, fanout)):
             edge("MEMBER_OF", member, group, role="MEMBER", since=AT)
     items = demo.build({"time": AT, "nodes": nodes, "edges": edges})
-    return Dataset(fanout, items, user, hot, org, [f"USER#{m}" for m in members])
+    users = [f"USER#{m}" for m in members]
+    return Dataset(fanout, items, user, hot, org, users, subscriptions)

@@ -1,5 +1,6 @@
 """Figure 7: server CPU per request against the answer's size: Q1 at fan-outs 1, 10 and 100
-(1 user in that many groups, 3 subscriptions each: about 4, 40 and 400 nodes in the answer),
+(1 user in that many groups, 3 subscriptions each: about 4, 40 and 400 nodes in the answer) and
+at fan-out 100 with 10 subscriptions a group (Q1@100x10, about 1,100 nodes),
 over the in-memory fake, the lean client and the botocore client (the replaying proxy at 0 ms),
 each beside the graphql-core floor for the same document over the same data, in one run."""
 
@@ -44,16 +45,14 @@ def _nodes(value: object) -> int:
 
 
 async def measure(
-    queries: list[BenchQuery],
-    memories: dict[int, Memory],
+    queries: list[tuple[BenchQuery, Memory]],
     lean: httpx.AsyncClient,
     botocore: httpx.AsyncClient,
     iterations: int,
 ) -> list[FanoutRow]:
     """Each query's paths taken in turn, ``iterations`` times after 2 warm-ups."""
     rows = []
-    for query in queries:
-        memory = memories[query.fanout]
+    for query, memory in queries:
         fake = in_process(create_app(table=Table(FakeDynamoDB(memory), "bench")))
         first = await send(lean, query)
         floor = Floor(memory)

@@ -38,10 +38,11 @@ class BenchQuery:
     text: str
     variables: dict[str, Any]
     minimum: minimum.Cost
+    tag: str = ""  # the dataset's (Dataset.tag)
 
     @property
     def label(self) -> str:
-        return f"{self.name}@{self.fanout}"
+        return f"{self.name}@{self.fanout}{self.tag}"
 
 
 def bench_queries(data: Dataset, memory: Memory) -> list[BenchQuery]:
@@ -65,5 +66,6 @@ def bench_queries(data: Dataset, memory: Memory) -> list[BenchQuery]:
     }
     texts = {"Q1": Q1, "Q2": Q2, "Q3": Q3, "Q4": Q4, "Q5": Q5}
     return [
-        BenchQuery(name, data.fanout, texts[name], variables[name], cost[name]) for name in NAMES
+        BenchQuery(name, data.fanout, texts[name], variables[name], cost[name], data.tag)
+        for name in NAMES
     ]

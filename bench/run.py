@@ -81,7 +81,7 @@ async def _load(url: str, datasets: list[Dataset]) -> None:
         table = Table(client, TABLE)
         for data in datasets:
             await table.batch_write(data.items)
-    say(f"loaded {sum(len(d.items) for d in datasets)} items for fan-outs {FANOUTS}")
+    say(f"loaded {sum(len(d.items) for d in datasets)} items: fan-outs {FANOUTS} and Q1@100x10")
 
 
 def run(options: Options) -> None:
@@ -110,6 +110,10 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
     queries = [q for d in datasets for q in bench_queries(d, memories[d.fanout])]
     q1_100 = next(q for q in queries if q.label == "Q1@100")
     q1_10 = next(q for q in queries if q.label == "Q1@10")
+    # figure 7's largest answer: fan-out 100, 10 subscriptions a group (first is at most 100)
+    wide_data = build(100, subscriptions=10)
+    wide_memory = Memory(wide_data.items)
+    wide = (bench_queries(wide_data, wide_memory)[0], wide_memory)
     sections: list[Section] = []
 
     def show(section: Section) -> None:
@@ -118,8 +122,8 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
 
     control = ProxyControl(proxy)
     try:
-        await _load(moto, datasets)
-        answers = await _in_process(options, queries, memories, q1_100, control, show)
+        await _load(moto, [*datasets, wide_data])
+        answers = await _in_process(options, queries, memories, q1_100, wide, control, show)
         if "4" not in options.skip:
             say("figure 4: throughput against uvicorn servers")
             await control.configure(latency=options.latency, replay=True)
@@ -199,6 +203,7 @@ async def _in_process(
     queries: list[BenchQuery],
     memories: dict[int, Memory],
     q1_100: BenchQuery,
+    wide: tuple[BenchQuery, Memory],
     control: ProxyControl,
     show: Callable[[Section], None],
 ) -> dict[str, Any]:
@@ -239,10 +244,9 @@ async def _in_process(
                     if "7" not in options.skip:
                         say("figure 7: server CPU against the answer's size, both clients")
                         await control.configure(latency=0.0, replay=True)
-                        q1s = [q for q in queries if q.name == "Q1"]
-                        rows = await fig_fanout.measure(
-                            q1s, memories, ours, today, options.cpu_iterations
-                        )
+                        q1s = [(q, memories[q.fanout]) for q in queries if q.name == "Q1"]
+                        q1s.append(wide)
+                        rows = await fig_fanout.measure(q1s, ours, today, options.cpu_iterations)
                         fig_fanout.plot(rows, options.output / "fanout.png")
                         show(Section(FANOUT_TITLE, fanout_text(rows, options.cpu_iterations)))
         finally:

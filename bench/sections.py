@@ -334,11 +334,11 @@ def fanout_text(rows: list[fig_fanout.FanoutRow], iterations: int) -> str:
     last = rows[-1]
     growth = {p: last.cpu[p] / rows[0].cpu[p] for p in fig_fanout.PATHS if rows[0].cpu[p] > 0}
     return _lines(
-        "Q1 at each fan-out (1 user in that many groups, 3 subscriptions each), CPU of the bench "
+        "Q1 at each fan-out (1 user in that many groups, 3 subscriptions each; Q1@100x10: 10 "
+        "subscriptions each, since `first` is at most 100 per connection), CPU of the bench "
         "process per request (`time.process_time`; the floor in a fresh thread at the stack "
         "depth with the fewest page faults, as in figure 3), the paths taken in turn, medians "
-        f"of {iterations} after 2 warm-ups; the proxy replays with 0 ms. Plot: `fanout.png`. "
-        "`first` is at most 100 per connection, so the largest answer here is Q1@100's.",
+        f"of {iterations} after 2 warm-ups; the proxy replays with 0 ms. Plot: `fanout.png`.",
         "",
         fig_fanout.render(rows),
         "",
