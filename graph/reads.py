@@ -15,7 +15,7 @@ import heapq
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
 
@@ -47,8 +47,7 @@ def _value(value: Any) -> dict[str, Any]:
     return {"S": value} if type(value) is str else _serialize({"v": value})["v"]
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Branch(NamedTuple):
     """One Query: ``partition``, and the sort key narrowed by ``prefix`` or by inclusive
     ``low``/``high`` bounds. ``strip`` leading characters of the sort key are left out of the
     merge order (a per-branch prefix such as ``OPEN#``)."""
@@ -60,23 +59,21 @@ class Branch:
     strip: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Listing:
+class Listing(NamedTuple):
     """``only``: (attribute, value) every listed item must have (a FilterExpression), for an
     index partition that also holds other items under the same prefix (the node itself, when
     an edge joins two nodes of one type). ``unmarked``: an attribute no listed item may have
     (the mark of a node being deleted, :mod:`graph.deletes`), also a FilterExpression, so counts
     agree with pages."""
 
-    index: str | None
+    index: str | None  # type: ignore[assignment]  # the GSI; shadows tuple.index, unused
     branches: tuple[Branch, ...]
     forward: bool = True
     only: tuple[str, str] | None = None
     unmarked: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PageKey:
+class PageKey(NamedTuple):
     listing: Listing
     first: int
     after: str | None = None
@@ -112,8 +109,7 @@ class Page:
     has_next: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Whole:
+class Whole(NamedTuple):
     """A partition read with one Query of up to ``limit`` items."""
 
     partition: str
