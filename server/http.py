@@ -17,8 +17,9 @@ import json
 import re
 from typing import Any
 
+import orjson
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
@@ -119,6 +120,17 @@ def prefers_html(accept: str | None) -> bool:
     return True
 
 
+def _encode(body: dict[str, Any]) -> bytes:
+    """The body as compact UTF-8 JSON: orjson (a large answer in a tenth of ``json``'s CPU), or
+    ``json`` as Starlette's JSONResponse encodes it for what orjson refuses (an integer past 64
+    bits, a key that is not a string)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode()
+
+
 class _Reply:
     """Responses in the negotiated media type."""
 
@@ -131,8 +143,8 @@ class _Reply:
     def json(
         self, body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None
     ) -> Response:
-        return JSONResponse(
-            body,
+        return Response(
+            _encode(body),
             status_code=status,
             headers={"Vary": "Accept", **(headers or {})},
             media_type=self.media,
