@@ -4,10 +4,11 @@ reach, decided from the graph itself through the request's reads.
 
 A path's hops but its last are listings: the principal's own edges (then those of the nodes
 they lead to), each read once per request (a first page that held a whole listing is reused).
-The last hop is a point read of the one edge item that would join a node found so to the node
-checked, by key through the items loader: batched with the request's other reads, and usually
-already in hand from the connection page that listed it. A one-hop path is answered from the
-principal's own listing. So a check costs at most one wave more than the read it guards, and
+The last hop is decided by the edge item that would join a node found so to the node checked:
+in hand when the connection page that listed the node was one of those nodes' (then the check
+is decided at once, with no read and no task), else read by key through the items loader,
+batched with the request's other reads. A one-hop path is answered from the principal's own
+listing. So a check costs at most one wave more than the read it guards, and
 repeats no read. Nothing here names a type of a particular model."""
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ def _done(value: bool) -> asyncio.Future[bool]:
     future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
     future.set_result(value)
     return future
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """A done callback: the future's exception, if any, counts as seen (no warning)."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _succeeded(future: asyncio.Future[Any]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is None
 
 
 def _describe(paths: tuple[AccessPath, ...]) -> str:
@@ -101,28 +112,52 @@ class Scope:
                     out.add(codec.end(edge, item, hop.far).key)
         return frozenset(out)
 
-    def _path(self, path: AccessPath, ref: Ref) -> Awaitable[bool]:
+    def _path(self, path: AccessPath, ref: Ref) -> asyncio.Future[bool]:
+        """Decided at once (a done future) when what it needs is in memory."""
         if not path.hops:
             return _done(self.me is not None and ref.key == self.me.key)
         if len(path.hops) == 1:
             reached = self._reached(path.hops)
+            if _succeeded(reached):
+                return _done(ref.key in reached.result())
             return asyncio.ensure_future(self._member(reached, ref.key))
+        before = self._reached(path.hops[:-1])
+        if _succeeded(before) and self._in_hand(path.hops[-1], ref, before.result()):
+            return _done(True)
         return asyncio.ensure_future(self._joined(path, ref))
 
     @staticmethod
     async def _member(reached: Awaitable[frozenset[ItemKey]], key: ItemKey) -> bool:
         return key in await reached
 
+    def _edge_keys(self, last: Hop, ref: Ref, starts: frozenset[ItemKey]) -> list[ItemKey]:
+        """The keys of the edge items that would join one of ``starts`` to ``ref``: the
+        source's partition key, the target's sort key."""
+        return [
+            ItemKey(start.pk, ref.key.sk) if last.far == "to" else ItemKey(ref.key.pk, start.sk)
+            for start in sorted(starts)
+        ]
+
+    def _in_hand(self, last: Hop, ref: Ref, starts: frozenset[ItemKey]) -> bool:
+        """Whether the request already read one edge item joining ``starts`` to ``ref`` (the
+        page that listed ``ref`` usually did)."""
+        edge, codec, reads = self.rules.model.edges[last.edge], self.rules.codec, self.context.reads
+        for key in self._edge_keys(last, ref, starts):
+            item = reads.known_item(key)
+            if isinstance(item, dict) and codec.edge_type(item) is edge:
+                return True
+        return False
+
     async def _joined(self, path: AccessPath, ref: Ref) -> bool:
-        """Whether the last hop's edge joins a node the hops before it reach to ``ref``."""
+        """Whether the last hop's edge joins a node the hops before it reach to ``ref``: one
+        in hand decides; else every candidate edge item is read by key."""
         *before, last = path.hops
         starts = await self._reached(tuple(before))
+        if self._in_hand(last, ref, starts):
+            return True
         edge = self.rules.model.edges[last.edge]
         codec = self.rules.codec
-        keys = [  # an edge item's key: the source's partition key, the target's sort key
-            ItemKey(start.pk, ref.key.sk) if last.far == "to" else ItemKey(ref.key.pk, start.sk)
-            for start in sorted(starts, key=lambda k: (k.pk, k.sk))
-        ]
+        keys = self._edge_keys(last, ref, starts)
         found = await self.context.reads.items.load_many(keys) if keys else []
         return any(item is not None and codec.edge_type(item) is edge for item in found)
 
@@ -132,9 +167,13 @@ class Scope:
             return _done(False)
         if any(not p.hops for p in paths) and ref.key == self.me.key:
             return _done(True)
-        checks = [asyncio.ensure_future(self._path(p, ref)) for p in paths if p.hops]
+        checks = [self._path(p, ref) for p in paths if p.hops]
         if not checks:
             return _done(False)
+        if any(_succeeded(check) and check.result() for check in checks):
+            for check in checks:  # reads another path started go on, shared by later checks
+                check.add_done_callback(_retrieved)
+            return _done(True)  # decided from what is in memory: no task
 
         async def decide() -> bool:
             """True as soon as one path reaches ``ref``: the others' reads go on, shared by
@@ -144,7 +183,7 @@ class Scope:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 if any(future.result() for future in done):
                     for future in pending:
-                        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+                        future.add_done_callback(_retrieved)
                     return True
             return False
 

@@ -697,3 +697,18 @@ async def test_group1_members_and_names_as_bob_and_as_admin_read_the_same_items(
     bob, _ = await traced(world.table, BOB, CHECKED_QUERIES[0])
     # bob's checks add only Queries of his own edges: no item is fetched twice
     assert bob["operations"]["BatchGetItem"] == admin["operations"]["BatchGetItem"]
+
+
+@module_loop
+async def test_a_node_listed_by_an_edge_you_reach_costs_no_read_to_check(world: World) -> None:
+    """Each product here was listed by the subscription edge of one of alice's groups, which
+    decides its check (products are readable by groups.subscriptions): the other group's edge to
+    it is not read by key. alice's request reads exactly what an admin's reads."""
+    query = (
+        '{ user(id: "alice") { groups { edges { node { subscriptions { edges { node { name } } }'
+        " } } } } }"
+    )
+    admin, admin_reads = await traced(world.table, ADMIN, query)
+    alice, alice_reads = await traced(world.table, ALICE, query)
+    assert sorted(alice_reads) == sorted(admin_reads)
+    assert alice["operations"] == admin["operations"]
