@@ -141,9 +141,14 @@ class Scope:
     def _in_hand(self, last: Hop, ref: Ref, starts: frozenset[ItemKey]) -> bool:
         """Whether the request already read one edge item joining ``starts`` to ``ref`` (the
         page that listed ``ref`` usually did)."""
-        edge, codec, reads = self.rules.model.edges[last.edge], self.rules.codec, self.context.reads
-        for key in self._edge_keys(last, ref, starts):
-            item = reads.known_item(key)
+        edge, codec, known = (
+            self.rules.model.edges[last.edge],
+            self.rules.codec,
+            self.context.reads.known_item,
+        )
+        pk, sk = ref.key
+        for start in starts:
+            item = known(ItemKey(start.pk, sk) if last.far == "to" else ItemKey(pk, start.sk))
             if isinstance(item, dict) and codec.edge_type(item) is edge:
                 return True
         return False
@@ -211,6 +216,12 @@ class Scope:
             return self.can_read(self.rules.resolvers.parent_of(ref))
         return _done(False)
 
+    def decided(self, ref: Ref) -> bool | None:
+        """Whether the principal may read ``ref``, if that is decided (None: not yet, or its
+        check failed); starts the check otherwise. Lets a resolver answer without a coroutine."""
+        verdict = self.can_read(ref)
+        return verdict.result() if _succeeded(verdict) else None
+
     async def check(self, ref: Ref) -> None:
         """FORBIDDEN unless the principal may read ``ref``."""
         if not await self.can_read(ref):
@@ -240,6 +251,16 @@ class Scope:
         return [edge for edge, ok in zip(edges, readable, strict=True) if ok]
 
     # ---- fields and mutations --------------------------------------------------------------
+
+    def field_decided(self, type_name: str, field: str, ref: Ref) -> bool | None:
+        """Whether the rule of ``type_name.field`` lets the principal read it on ``ref``, if
+        that is decided (None: not yet); starts the check otherwise."""
+        paths = self.rules.access.fields.get(type_name, {}).get(field)
+        if paths is None:
+            return True
+        key = ("field", type_name, field, ref.key.pk, ref.key.sk)
+        verdict = self._once(key, lambda: self._any(paths, ref))
+        return verdict.result() if _succeeded(verdict) else None
 
     async def check_field(self, type_name: str, field: str, ref: Ref | None) -> None:
         """FORBIDDEN unless the rule of ``type_name.field`` (if any) lets the principal read it
@@ -283,6 +304,8 @@ def _field_guard(type_name: str, field_name: str, field: GraphQLField) -> None:
         scope: Scope | None = info.context.scope
         if scope is None:  # an admin, or no access rules: as unguarded
             return resolve(root, info, **args)
+        if root is not None and scope.field_decided(type_name, field_name, root):
+            return resolve(root, info, **args)  # granted already: at once
         return checked(scope, root, info, **args)
 
     async def checked(scope: Scope, root: Ref, info: Info, **args: Any) -> Any:

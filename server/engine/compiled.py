@@ -6,9 +6,10 @@ graphql-core completes every field generically: a resolve info, an awaitable che
 dispatch and a path per field and per list item. Here the root fields are awaited (their
 lookups read the whole selection below them in waves), and everything below is completed by
 plain calls. When anything is not plain (a field whose value is still to be read, a null in a
-non-null field, an error), this executor gives up and graphql-core runs the operation as it
-always does: the reads already made are in the request's loaders, so that costs no DynamoDB
-call, and errors, paths and null propagation stay graphql-core's. An operation that gives up
+non-null field, an error, an access check not yet decided or denied), this executor gives up
+and graphql-core runs the operation as it always does: the reads already made are in the
+request's loaders, so that costs no DynamoDB call, and errors, paths and null propagation stay
+graphql-core's. An operation that gives up
 twice in a row is left to graphql-core from then on; interfaces, unions, directives and
 introspection are never compiled."""
 

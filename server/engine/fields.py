@@ -203,16 +203,21 @@ class Resolvers:
             """At once when the id and (for a nullable reference) the node are in memory."""
             ctx: ModelContext = info.context
             value = source_value(ref, info)
-            if ctx.scope is not None or asyncio.iscoroutine(value):
+            if asyncio.iscoroutine(value):
                 return later(ref, info, value)
             found = None if value is None else self.codec.by_id(target, str(value))
-            if found is None or not nullable:
-                return found
-            item = ctx.reads.known_item(found.key)
-            if item is UNKNOWN:
-                return later(ref, info, value)
-            found.item = item
-            return None if item is None or is_marked(self.model, item) else found
+            if found is None:
+                return None
+            if nullable:
+                item = ctx.reads.known_item(found.key)
+                if item is UNKNOWN:
+                    return later(ref, info, value)
+                found.item = item
+                if item is None or is_marked(self.model, item):
+                    return None
+            if ctx.scope is not None and not ctx.scope.decided(found):
+                return later(ref, info, value)  # not yet decided, or denied: says why
+            return found
 
         async def later(ref: Ref, info: Info, value: Any) -> Ref | None:
             if asyncio.iscoroutine(value):
@@ -269,7 +274,7 @@ class Resolvers:
         def resolve(ref: Ref, info: Info) -> Any:
             found = self.parent_of(ref)
             scope = info.context.scope
-            return found if scope is None else scope.checked(found)
+            return found if scope is None or scope.decided(found) else scope.checked(found)
 
         return resolve
 
@@ -378,7 +383,7 @@ class Resolvers:
         async def resolve(_root: Any, info: Info, **args: Any) -> Conn:
             ctx: ModelContext = info.context
             conn = plan(None, args, ctx)  # type: ignore[arg-type]
-            step = planned.root_step(info) if ctx.scope is None else None
+            step = planned.root_step(info)
             if step is not None:
                 await planned.prefetch(info, [], conn, step)
             return conn
@@ -397,10 +402,12 @@ class Resolvers:
         def resolve(ref: Ref, info: Info) -> Any:
             ctx: ModelContext = info.context
             conn = plan(ref, {"first": 1}, ctx)
-            page = ctx.reads.known_page(conn.key) if ctx.scope is None else UNKNOWN
+            page = ctx.reads.known_page(conn.key)
             if page is UNKNOWN:
                 return later(conn, info)
             edges = edges_of(conn, page, ctx)
+            if edges and ctx.scope is not None and not ctx.scope.decided(edges[0].node):
+                return later(conn, info)  # not yet decided, or denied: says why
             return edges[0].node if edges else None
 
         return resolve
@@ -430,24 +437,27 @@ class Resolvers:
         """The page's edges, less those whose node the caller may not read: at once when the
         page is in memory (the planned prefetch read it), else read with what is below."""
         ctx: ModelContext = info.context
-        if ctx.scope is not None:
-            return self._edges(conn, info)
         wanted = _node_selection(info)
         edges = ctx.edges.get((conn.key, wanted))
-        if edges is not None:
+        if edges is None:
+            page = ctx.reads.known_page(conn.key)
+            if page is UNKNOWN:
+                return self._edges(conn, info)
+            edges = edges_for(conn, page, wanted, ctx)
+        scope = ctx.scope
+        if scope is None:
             return edges
-        page = ctx.reads.known_page(conn.key)
-        if page is UNKNOWN:
+        verdicts = [scope.decided(e.node) for e in edges]
+        if None in verdicts:  # some not decided yet
             return self._edges(conn, info)
-        return edges_for(conn, page, wanted, ctx)
+        return [e for e, readable in zip(edges, verdicts, strict=True) if readable]
 
     async def _edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
         edges = await self.page_edges(conn, info)
         from_copies(conn, edges, _node_selection(info), info.context)
         scope = info.context.scope
         if scope is not None:
-            visible: list[EdgeValue] = await scope.visible(edges)
-            return visible
+            edges = await scope.visible(edges)
         below = planned.below_edges(info)
         if below is not None and edges:
             await planned.prefetch(info, [(e.node, below) for e in edges])
@@ -760,7 +770,6 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
         return None
     if scope is not None:
         await scope.check(ref)
-        return ref
     object_type = info.schema.get_type(ref.type.name)
     assert isinstance(object_type, GraphQLObjectType)
     await planned.prefetch(info, [(ref, planned.selection(info, object_type, info.field_nodes))])

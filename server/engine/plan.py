@@ -8,8 +8,9 @@ type and field nodes, and cached while the document is (documents are parsed onc
 text); a document with ``@skip``/``@include`` is planned per request, since variables decide its
 fields. Reads and their batching are the loaders' (:class:`graph.reads.Reads`): the prefetch only
 starts them earlier, together, so it never costs a request or a round more than resolving field
-by field would. It runs where no access rules apply (an admin, or a model without rules): a
-principal's reads are decided edge by edge (``server.engine.access``)."""
+by field would. Under access rules, each level's nodes are checked together (their checks'
+reads join the wave; ``server.engine.access``), and nothing is read below a node the principal
+may not read."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from . import fields
 from .context import Info, ModelContext
 
 if TYPE_CHECKING:
+    from .access import Scope
     from .fields import Conn
 
 __all__ = [
@@ -285,6 +287,23 @@ async def prefetch(
                 continue
             edges = fields.edges_for(conn, page, step.wanted, ctx)
             level += [(e.node, step.below) for e in edges]
+        if ctx.scope is not None and level:
+            level = await _readable(ctx.scope, level)
+
+
+async def _readable(
+    scope: Scope, level: list[tuple[Ref, Selection]]
+) -> list[tuple[Ref, Selection]]:
+    """The nodes of ``level`` the principal may read (nothing is read below the others), their
+    checks started together: one wave more at most, none when what decides them is in hand."""
+    verdicts = [scope.can_read(ref) for ref, _ in level]
+    if not all(v.done() for v in verdicts):
+        await asyncio.wait(verdicts)
+    return [
+        chosen
+        for chosen, verdict in zip(level, verdicts, strict=True)
+        if not verdict.cancelled() and verdict.exception() is None and verdict.result()
+    ]
 
 
 def _start(

@@ -14,7 +14,7 @@ from graphql.execution import Executor
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.table import Table
-from server.auth import ADMIN
+from server.auth import ADMIN, Principal
 from server.engine import engine_for
 from server.engine.compiled import compile_operation
 from server.errors import format_error
@@ -78,15 +78,31 @@ ORDER_ENTRY = [
 ]
 
 
+# under the demo's access rules, as a user who is not an admin
+AS_BOB = [
+    (  # bob's own chain: every node decided from what the pages read
+        '{ user(id: "bob") { name email groups { edges { node { name subscriptions { edges { '
+        "node { name } } } } } } } }",
+        None,
+        ANSWERED,
+    ),
+    # alice's groups less group2, which bob may not read
+    ('{ user(id: "alice") { groups { edges { node { id name } } } } }', None, ANSWERED),
+    ('{ user(id: "alice") { email } }', None, GAVE_UP),  # User.email is for the user: FORBIDDEN
+    ('{ user(id: "jeffbezos") { name } }', None, GAVE_UP),  # not reachable by bob: FORBIDDEN
+    ('{ group(id: "group2") { name } }', None, GAVE_UP),
+]
+
+
 @pytest.fixture
-async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str], Run]]:
+async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str, Principal], Run]]:
     """``run(model)(query, variables)``: (the executor's answer, graphql-core's, and who gave the
     first: ANSWERED, GAVE_UP or NEVER), each on a fresh request context over the model's sample
     data."""
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
 
-        def serve(model: str) -> Run:
+        def serve(model: str, principal: Principal = ADMIN) -> Run:
             engine = engine_for(model)
             schema = engine.schema()
             new_context = engine.context_factory()
@@ -98,8 +114,10 @@ async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str], Run]]
                     table = Table(client, engine.table_name, layout=engine.layout)
                     await table.batch_write(engine.sample_items(table))
                     loaded.append(table)
-                ours = await schema.execute(query, variables, new_context(None, loaded[0], ADMIN))
-                context = new_context(None, loaded[0], ADMIN)
+                ours = await schema.execute(
+                    query, variables, new_context(None, loaded[0], principal)
+                )
+                context = new_context(None, loaded[0], principal)
                 theirs = execute(schema._schema, parse(query), None, context, variables)
                 if not isinstance(theirs, type(ours)):
                     theirs = await theirs
@@ -116,21 +134,38 @@ async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str], Run]]
         yield serve
 
 
-CASES = [("demo", *case) for case in DEMO] + [("order-entry", *case) for case in ORDER_ENTRY]
+BOB = Principal("bob", False)
+CASES = (
+    [("demo", ADMIN, *case) for case in DEMO]
+    + [("order-entry", ADMIN, *case) for case in ORDER_ENTRY]
+    + [("demo", BOB, *case) for case in AS_BOB]
+)
 
 
-@pytest.mark.parametrize(("model", "query", "variables", "expected"), CASES)
+@pytest.mark.parametrize(("model", "principal", "query", "variables", "expected"), CASES)
 async def test_the_executor_answers_as_graphql_core(
-    run: Callable[[str], Run],
+    run: Callable[[str, Principal], Run],
     model: str,
+    principal: Principal,
     query: str,
     variables: dict[str, Any] | None,
     expected: str,
 ) -> None:
-    ours, theirs, who = await run(model)(query, variables)
+    ours, theirs, who = await run(model, principal)(query, variables)
     assert ours.data == theirs.data
     assert [format_error(e) for e in ours.errors or ()] == [
         format_error(e) for e in theirs.errors or ()
     ]
     assert who == expected
     assert ours.data is not None or ours.errors
+
+
+async def test_the_executor_leaves_out_what_the_principal_may_not_read(
+    run: Callable[[str, Principal], Run],
+) -> None:
+    query = '{ user(id: "alice") { groups { edges { node { id } } } } }'
+    ours, _, who = await run("demo", BOB)(query, None)
+    assert ours.data == {"user": {"groups": {"edges": [{"node": {"id": "GROUP#group1"}}]}}}
+    assert who == ANSWERED
+    admin, _, _ = await run("demo", ADMIN)(query, None)
+    assert len(admin.data["user"]["groups"]["edges"]) == 2
