@@ -12,12 +12,15 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import httpx
+import jwt
+from starlette.applications import Starlette
 from starlette.requests import Request
 
 from graph.table import Table
 from server.app import create_app
 from server.auth import ADMIN
 from server.engine import engine_for
+from server.settings import Settings
 
 from .fake import FakeDynamoDB
 from .floor import Floor, Shallow, faults, fewest_faults, shallow, sweep
@@ -34,6 +37,8 @@ IN_LOOP = "graphql-core in the bench's event loop (the floor before)"
 FAKE = "ours: HTTP request in process, in-memory fake DynamoDB"
 LEAN = "ours: HTTP request in process, lean client + replay proxy (0 ms)"
 BOTOCORE_PATH = "ours: HTTP request in process, botocore client + replay proxy (0 ms)"
+AS_USER = "as the user (a bearer token; the demo's access rules checked)"
+SECRET = "edgewise-bench-hmac-secret-0123456789abcdef0123456789abcdef"
 PADDINGS = range(0, 150, 6)  # about one 16 KiB chunk of the frame stack, in padding frames
 
 
@@ -84,15 +89,25 @@ async def _time(
     return taken
 
 
+def as_user(app: Starlette, query: BenchQuery) -> httpx.AsyncClient:
+    """``app`` in process, called with a token whose subject is the user ``query`` starts from."""
+    token = jwt.encode({"sub": query.variables["id"], "exp": int(time.time()) + 3600}, SECRET)
+    client = in_process(app)
+    client.headers["Authorization"] = f"Bearer {token}"
+    return client
+
+
 async def measure(
     query: BenchQuery,
     memory: Memory,
     proxied: httpx.AsyncClient,
     botocore: httpx.AsyncClient,
+    lean_table: Table,
     iterations: int,
 ) -> CpuResult:
-    """``proxied`` is Edgewise in process over the lean client (the default), ``botocore`` over
-    aioboto3's (``--client botocore``), each to the proxy replaying with 0 ms."""
+    """``proxied`` is Edgewise in process over the lean client (the default) on ``lean_table``,
+    ``botocore`` over aioboto3's (``--client botocore``), each to the proxy replaying with
+    0 ms."""
     first = await send(proxied, query)
     expected, calls = first.data, first.trace["requests"]
     floor, floor_async = Floor(memory), Floor(memory, is_async=True)
@@ -104,6 +119,8 @@ async def measure(
     padding = fewest_faults(timings).padding
     fake_table = Table(FakeDynamoDB(memory), "bench")
     fake = in_process(create_app(table=fake_table))
+    fake_user = as_user(create_app(Settings(jwt_secret=SECRET), table=fake_table), query)
+    lean_user = as_user(create_app(Settings(jwt_secret=SECRET), table=lean_table), query)
     engine = engine_for("demo")
     schema, new_context = engine.schema(), engine.context_factory()
 
@@ -119,6 +136,14 @@ async def measure(
 
     async def over_proxy() -> None:
         await send(proxied, query)
+
+    async def user_over_fake() -> None:
+        if (await send(fake_user, query)).data != expected:
+            raise RuntimeError("ours as the user over the fake answers differently")
+
+    async def user_over_proxy() -> None:
+        if (await send(lean_user, query)).data != expected:
+            raise RuntimeError("ours as the user over the lean client answers differently")
 
     async def over_botocore() -> None:
         if (await send(botocore, query)).data != expected:
@@ -143,7 +168,9 @@ async def measure(
         ("graphql-core, async trivial resolvers", on_async_floor),
         ("ours: schema.execute, in-memory fake DynamoDB", execute),
         (FAKE, over_fake),
+        (f"{FAKE}, {AS_USER}", user_over_fake),
         (LEAN, over_proxy),
+        (f"{LEAN}, {AS_USER}", user_over_proxy),
         (BOTOCORE_PATH, over_botocore),
     ]
     timed = await _time([run for _, run in runs], iterations)
@@ -156,7 +183,8 @@ async def measure(
         say(f"CPU {cpu:7.1f} ms, {faulted:5.0f} page faults  {variant.name}")
     over_fake_profile = await profile(over_fake, 2 * iterations)
     over_botocore_profile = await profile(over_proxy, iterations // 2)
-    await fake.aclose()
+    for client in (fake, fake_user, lean_user):
+        await client.aclose()
     return CpuResult(query, variants, over_fake_profile, over_botocore_profile, calls, timings)
 
 
