@@ -25,7 +25,7 @@ IDLE = "idle: the event loop waiting (epoll)"
 STDLIB = "standard library, no package on the stack"
 OTHER = "other packages"
 STDLIB_DIR = sysconfig.get_paths()["stdlib"]
-BOTOCORE = "DynamoDB client: graph/wire.py, aiohttp, botocore's signer"
+BOTOCORE = "DynamoDB client: graph/wire.py, graph/transport.py, httptools, botocore's signer"
 HTTP = "HTTP: starlette, httpx in-process client"
 OURS = (f"{ROOT}/server/", f"{ROOT}/graph/")
 
@@ -36,12 +36,14 @@ BUCKETS = [
     (f"{ROOT}/server/limits.py", "ours: server/limits.py (query cost check)"),
     (f"{ROOT}/server/", "ours: server/ (HTTP handler, resolvers, prefetch)"),
     (f"{ROOT}/graph/wire.py", BOTOCORE),
+    (f"{ROOT}/graph/transport.py", BOTOCORE),
     (f"{ROOT}/graph/", "ours: graph/ (loaders, table, keys)"),
     ("/graphql/", "graphql-core"),
     ("/aiodataloader", "aiodataloader"),
     ("/aiobotocore/", BOTOCORE),
     ("/botocore/", BOTOCORE),
     ("/aiohttp/", BOTOCORE),
+    ("/httptools/", BOTOCORE),
     ("/yarl/", BOTOCORE),
     ("/multidict/", BOTOCORE),
     ("/boto3/", "boto3 TypeDeserializer (from_dynamo)"),
