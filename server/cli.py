@@ -201,9 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--client",
         choices=CLIENTS,
-        help="the DynamoDB data plane: lean (aiohttp, botocore's signer, orjson; the default) or "
-        "botocore (aioboto3 for every call, as before); the control plane is always aioboto3 "
-        "(env EDGEWISE_CLIENT)",
+        help="the DynamoDB data plane: lean (keep-alive HTTP/1.1, botocore's signer, orjson; the "
+        "default) or botocore (aioboto3 for every call, as before); the control plane is always "
+        "aioboto3 (env EDGEWISE_CLIENT)",
     )
     serve.add_argument(
         "--metrics",
