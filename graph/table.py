@@ -120,15 +120,19 @@ class Trace:
 
     @asynccontextmanager
     async def call(self, operation: str) -> AsyncIterator[None]:
+        self.started(operation)
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+    def started(self, operation: str) -> None:
+        """A call is sent (``in_flight`` goes down again when it ends)."""
         if self.in_flight == 0:
             self.rounds += 1
         self.in_flight += 1
         self.requests += 1
         self.operations[operation] += 1
-        try:
-            yield
-        finally:
-            self.in_flight -= 1
 
     def consumed(self, operation: str, response: Mapping[str, Any]) -> None:
         """Add a response's ConsumedCapacity (TOTAL gives only CapacityUnits, so the operation
@@ -215,19 +219,23 @@ class Table:
     async def _send(self, operation: str, **params: Any) -> dict[str, Any]:
         method = getattr(self.client, _SNAKE[operation])
         observer = self.observer
-        if observer is None:
-            async with self._gate, self.trace.call(operation):
-                response: dict[str, Any] = await method(**params)
-            self.trace.consumed(operation, response)
-            return response
         trace = self.trace
+        if observer is None:
+            async with self._gate:
+                trace.started(operation)
+                try:
+                    response: dict[str, Any] = await method(**params)
+                finally:
+                    trace.in_flight -= 1
+            trace.consumed(operation, response)
+            return response
         async with self._gate:
             if trace.in_flight == 0:
                 observer.round_started()
             started = time.perf_counter()
+            trace.started(operation)
             try:
-                async with trace.call(operation):
-                    response = await method(**params)
+                response = await method(**params)
             except BaseException as exc:
                 observer.sent(Sent(operation, outcome(exc), time.perf_counter() - started))
                 raise
@@ -240,6 +248,7 @@ class Table:
                 observer.sent(Sent(operation, "ok", elapsed, read, write, partial))
                 return response
             finally:
+                trace.in_flight -= 1
                 if trace.in_flight == 0:
                     observer.round_ended()
 

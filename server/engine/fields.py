@@ -583,6 +583,7 @@ def from_copies(
         return  # nothing to read anyway
     codec = ctx.codec
     layout = codec.layout
+    found: dict[tuple[int, str], dict[str | None, Field]] = {}  # copies by edge type and end
     for value in edges:
         edge = conn.edge or codec.edge_type(value.item)
         if edge is None or value.node.item is not None:
@@ -591,7 +592,13 @@ def from_copies(
             end = conn.far
         else:  # an access pattern listing edge items as nodes: as _node picks the end
             end = "from" if edge.source == node_type.name else "to"
-        copies = {f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end}
+        copies = found.get((id(edge), end))
+        if copies is None:
+            copies = found[(id(edge), end)] = {
+                f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end
+            }
+        if not copies:
+            continue
         if not all(name in copies and copies[name].attribute in value.item for name in wanted):
             continue
         item = {layout.pk: value.node.key.pk, layout.sk: value.node.key.sk}

@@ -237,6 +237,7 @@ async def prefetch(
     reads = ctx.reads
     variables = info.variable_values
     started = [(None, step, conn)] if conn is not None and step is not None else []
+    arguments: dict[int, dict[str, Any] | None] = {}  # by step: the same for every node
     while level or started:
         waiting: list[Any] = []
         follow: list[tuple[Ref | None, Step, Any]] = []
@@ -252,8 +253,17 @@ async def prefetch(
                     if step.below is not None:
                         follow.append((ref, step, None))
                     continue
+                if id(step) not in arguments:
+                    try:
+                        arguments[id(step)] = get_argument_values(
+                            step.definition, step.node, variables
+                        )
+                    except (EdgewiseError, ValueError, TypeError):
+                        arguments[id(step)] = None
+                args = arguments[id(step)]
+                if args is None:
+                    continue  # the field's own resolver reports it
                 try:
-                    args = get_argument_values(step.definition, step.node, variables)
                     conn = step.definition.extensions["plan"](ref, args, ctx)
                 except (EdgewiseError, ValueError, TypeError):
                     continue  # the field's own resolver reports it
