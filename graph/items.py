@@ -174,7 +174,8 @@ class Codec:
 
     def end(self, edge: EdgeType, item: Mapping[str, Any], which: str) -> Ref:
         """The ``from`` or ``to`` end of an edge item."""
-        key = self.item_key(item)
         if which == "from":
-            return Ref(self.model.types[edge.source], ItemKey(key.pk, key.pk))
-        return Ref(self.model.types[edge.target], ItemKey(key.sk, key.sk))
+            pk = item[self.layout.pk]
+            return Ref(self.model.types[edge.source], ItemKey.of(pk, pk))
+        sk = item[self.layout.sk]
+        return Ref(self.model.types[edge.target], ItemKey.of(sk, sk))

@@ -70,7 +70,7 @@ class Layout:
         return {self.pk: {"S": key.pk}, self.sk: {"S": key.sk}}
 
     def item_key(self, item: Mapping[str, Any]) -> ItemKey:
-        return ItemKey(item[self.pk], item[self.sk])
+        return ItemKey.of(item[self.pk], item[self.sk])
 
 
 DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})

@@ -271,8 +271,7 @@ async def prefetch(
             if need_item and ref.item is None:
                 waiting.append(reads.items.load(ref.key))
                 unread.append(ref)
-        if waiting:
-            await asyncio.gather(*waiting, return_exceptions=True)
+        await _settled(waiting)
         for ref in unread:  # its fields then find the item on the node itself
             known = reads.known_item(ref.key)
             if known is not UNKNOWN:
@@ -314,6 +313,23 @@ async def _readable(
         for chosen, verdict in zip(level, verdicts, strict=True)
         if not verdict.cancelled() and verdict.exception() is None and verdict.result()
     ]
+
+
+async def _settled(reads: list[Any]) -> None:
+    """Wait for every read of a wave; one that fails is left to its field's resolver, which
+    reads it again and reports the error there. Awaited one by one rather than gathered: they
+    end together, batch by batch, so this suspends about once a batch and adds no callback to
+    each."""
+    for read in reads:
+        if read.done():
+            continue
+        try:
+            await read
+        except asyncio.CancelledError:
+            if not read.cancelled():  # this task itself is cancelled
+                raise
+        except Exception:
+            pass
 
 
 def _start(

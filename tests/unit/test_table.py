@@ -637,3 +637,10 @@ async def test_count_sums_pages() -> None:
     ]
     assert await make_table(client).count("USER#alice", "GROUP#") == 5
     assert len(client.ops("query")) == 3
+
+
+def test_an_item_key_made_in_c_is_an_item_key() -> None:
+    made = ItemKey.of("USER#a", "GROUP#b")
+    assert made == ItemKey("USER#a", "GROUP#b") and type(made) is ItemKey
+    assert (made.pk, made.sk) == ("USER#a", "GROUP#b")
+    assert hash(made) == hash(ItemKey("USER#a", "GROUP#b"))
