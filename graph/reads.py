@@ -102,6 +102,29 @@ class Cursors(Sequence[str]):
         return found
 
 
+class _OneBranch(Cursors):
+    """The cursors of a one-branch page: each the position of its item, made when read."""
+
+    __slots__ = ("_index", "_items", "_layout")
+
+    def __init__(self, layout: Layout, index: str | None, items: list[Item]) -> None:
+        super().__init__([])
+        self._layout, self._index, self._items = layout, index, items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = index + len(self._items) if index < 0 else index
+        found = self._encoded.get(index)
+        if found is None:
+            position = _position(self._layout, self._index, self._items[index])
+            found = self._encoded[index] = _encode([position])
+        return found
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     items: list[Item]
@@ -315,15 +338,14 @@ class Reads:
         resume = positions(listing, key.after)
         if first == 0:
             return Page([], [], bool(await self._any(listing, resume)))
-        if count == 1:  # no task for a single Query
-            results = [await self._branch(listing, listing.branches[0], first + 1, resume[0])]
-        else:
-            results = await asyncio.gather(
-                *(
-                    self._branch(listing, branch, first + 1, resume[i])
-                    for i, branch in enumerate(listing.branches)
-                )
+        if count == 1:
+            return await self._one_branch(key, resume[0])
+        results = await asyncio.gather(
+            *(
+                self._branch(listing, branch, first + 1, resume[i])
+                for i, branch in enumerate(listing.branches)
             )
+        )
         range_key = self.layout.keys(listing.index)[1] or self.layout.pk
         tagged = [
             [(str(item.get(range_key, ""))[branch.strip :], i, item) for item in items]
@@ -331,11 +353,7 @@ class Reads:
                 zip(listing.branches, results, strict=True)
             )
         ]
-        merged = (
-            heapq.merge(*tagged, key=lambda t: t[0], reverse=not listing.forward)
-            if count > 1
-            else iter(tagged[0])
-        )
+        merged = heapq.merge(*tagged, key=lambda t: t[0], reverse=not listing.forward)
         taken: list[Item] = []
         cursors: list[Sequence[list[str] | None]] = []
         consumed = [0] * count
@@ -351,6 +369,16 @@ class Reads:
             self._complete[listing] = taken
         return Page(self.prime(taken), Cursors(cursors), has_next)
 
+    async def _one_branch(self, key: PageKey, resume: list[str] | None) -> Page:
+        """A page of a one-Query listing: no task, no merge, cursors made when read."""
+        listing, first = key.listing, key.first
+        items, more = await self._branch(listing, listing.branches[0], first + 1, resume)
+        taken = items[:first]
+        has_next = len(items) > first or more
+        if key.after is None and not has_next:
+            self._complete[listing] = taken
+        return Page(self.prime(taken), _OneBranch(self.layout, listing.index, taken), has_next)
+
     async def _any(self, listing: Listing, resume: list[list[str] | None]) -> bool:
         results = await asyncio.gather(
             *(
@@ -363,8 +391,7 @@ class Reads:
     def page_of(self, listing: Listing, items: list[Item], first: int) -> Page:
         """The first page of a one-branch listing from items read some other way."""
         taken = items[:first]
-        index = listing.index
-        cursors = Cursors([[_position(self.layout, index, item)] for item in taken])
+        cursors = _OneBranch(self.layout, listing.index, taken)
         return Page(self.prime(taken), cursors, len(items) > first)
 
     async def _load_pages(self, keys: list[PageKey]) -> list[Page]:
