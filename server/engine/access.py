@@ -22,6 +22,7 @@ from graphql import GraphQLField, GraphQLObjectType, GraphQLSchema
 
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
+from graph.table import Item
 from model import Model
 from model.access import Access, AccessPath, Grant, Hop
 
@@ -112,8 +113,10 @@ class Scope:
                     out.add(codec.end(edge, item, hop.far).key)
         return frozenset(out)
 
-    def _path(self, path: AccessPath, ref: Ref) -> asyncio.Future[bool]:
-        """Decided at once (a done future) when what it needs is in memory."""
+    def _path(self, path: AccessPath, ref: Ref, via: Item | None = None) -> asyncio.Future[bool]:
+        """Decided at once (a done future) when what it needs is in memory; ``via``: the edge
+        item that listed ``ref``, if any (it decides the last hop when it is that hop's edge
+        from a node reached)."""
         if not path.hops:
             return _done(self.me is not None and ref.key == self.me.key)
         if len(path.hops) == 1:
@@ -122,9 +125,23 @@ class Scope:
                 return _done(ref.key in reached.result())
             return asyncio.ensure_future(self._member(reached, ref.key))
         before = self._reached(path.hops[:-1])
-        if _succeeded(before) and self._in_hand(path.hops[-1], ref, before.result()):
-            return _done(True)
-        return asyncio.ensure_future(self._joined(path, ref))
+        if _succeeded(before):
+            last, starts = path.hops[-1], before.result()
+            if via is not None and self._joins(last, ref, starts, via):
+                return _done(True)
+            if self._in_hand(last, ref, starts):
+                return _done(True)
+        return asyncio.ensure_future(self._joined(path, ref, via))
+
+    def _joins(self, last: Hop, ref: Ref, starts: frozenset[ItemKey], item: Item) -> bool:
+        """Whether edge ``item`` is ``last``'s edge from a node of ``starts`` to ``ref``."""
+        codec = self.rules.codec
+        if codec.edge_type(item) is not self.rules.model.edges[last.edge]:
+            return False
+        pk, sk = codec.item_key(item)
+        if last.far == "to":
+            return sk == ref.key.sk and ItemKey.of(pk, pk) in starts
+        return pk == ref.key.pk and ItemKey.of(sk, sk) in starts
 
     @staticmethod
     async def _member(reached: Awaitable[frozenset[ItemKey]], key: ItemKey) -> bool:
@@ -153,11 +170,14 @@ class Scope:
                 return True
         return False
 
-    async def _joined(self, path: AccessPath, ref: Ref) -> bool:
-        """Whether the last hop's edge joins a node the hops before it reach to ``ref``: one
-        in hand decides; else every candidate edge item is read by key."""
+    async def _joined(self, path: AccessPath, ref: Ref, via: Item | None = None) -> bool:
+        """Whether the last hop's edge joins a node the hops before it reach to ``ref``: the
+        edge that listed it or one in hand decides; else every candidate edge item is read by
+        key."""
         *before, last = path.hops
         starts = await self._reached(tuple(before))
+        if via is not None and self._joins(last, ref, starts, via):
+            return True
         if self._in_hand(last, ref, starts):
             return True
         edge = self.rules.model.edges[last.edge]
@@ -166,13 +186,15 @@ class Scope:
         found = await self.context.reads.items.load_many(keys) if keys else []
         return any(item is not None and codec.edge_type(item) is edge for item in found)
 
-    def _any(self, paths: tuple[AccessPath, ...], ref: Ref) -> asyncio.Future[bool]:
+    def _any(
+        self, paths: tuple[AccessPath, ...], ref: Ref, via: Item | None = None
+    ) -> asyncio.Future[bool]:
         """Whether one of ``paths`` reaches ``ref``; every path's first reads start now."""
         if self.me is None:
             return _done(False)
         if any(not p.hops for p in paths) and ref.key == self.me.key:
             return _done(True)
-        checks = [self._path(p, ref) for p in paths if p.hops]
+        checks = [self._path(p, ref, via) for p in paths if p.hops]
         if not checks:
             return _done(False)
         if any(_succeeded(check) and check.result() for check in checks):
@@ -204,14 +226,17 @@ class Scope:
 
     # ---- nodes -----------------------------------------------------------------------------
 
-    def can_read(self, ref: Ref) -> asyncio.Future[bool]:
-        """Whether the principal may read ``ref``; its reads start when this is called."""
-        return self._once(("node", ref.type.name, ref.key.pk, ref.key.sk), lambda: self._node(ref))
+    def can_read(self, ref: Ref, via: Item | None = None) -> asyncio.Future[bool]:
+        """Whether the principal may read ``ref``; its reads start when this is called.
+        ``via``: the edge item whose page listed ``ref`` (read from the table, never taken
+        from the request), which may decide it without a read."""
+        key = ("node", ref.type.name, ref.key.pk, ref.key.sk)
+        return self._once(key, lambda: self._node(ref, via))
 
-    def _node(self, ref: Ref) -> asyncio.Future[bool]:
+    def _node(self, ref: Ref, via: Item | None = None) -> asyncio.Future[bool]:
         paths = self.rules.access.read.get(ref.type.name)
         if paths is not None:
-            return self._any(paths, ref)
+            return self._any(paths, ref, via)
         if ref.type.parent is not None:  # a child: whoever may read its parent
             return self.can_read(self.rules.resolvers.parent_of(ref))
         return _done(False)

@@ -237,6 +237,7 @@ async def prefetch(
     reads = ctx.reads
     variables = info.variable_values
     started = [(None, step, conn)] if conn is not None and step is not None else []
+    vias: list[Any] = []  # under access rules: the edge item that listed each node of level
     arguments: dict[int, dict[str, Any] | None] = {}  # by step: the same for every node
     while level or started:
         waiting: list[Any] = []
@@ -276,7 +277,7 @@ async def prefetch(
             known = reads.known_item(ref.key)
             if known is not UNKNOWN:
                 ref.item = known
-        level = []
+        level, vias = [], []
         for owner, step, conn in follow:
             assert step.below is not None
             if conn is None:
@@ -290,22 +291,25 @@ async def prefetch(
                 if target is not None:
                     nullable = not isinstance(step.definition.type, GraphQLNonNull)
                     level.append((target, _with_item(step.below) if nullable else step.below))
+                    vias.append(None)
                 continue
             page = reads.known_page(conn.key)
             if page is UNKNOWN:
                 continue
             edges = fields.edges_for(conn, page, step.wanted, ctx)
             level += [(e.node, step.below) for e in edges]
+            vias += [e.item for e in edges]
         if ctx.scope is not None and level:
-            level = await _readable(ctx.scope, level)
+            level = await _readable(ctx.scope, level, vias)
 
 
 async def _readable(
-    scope: Scope, level: list[tuple[Ref, Selection]]
+    scope: Scope, level: list[tuple[Ref, Selection]], vias: list[Any]
 ) -> list[tuple[Ref, Selection]]:
     """The nodes of ``level`` the principal may read (nothing is read below the others), their
-    checks started together: one wave more at most, none when what decides them is in hand."""
-    verdicts = [scope.can_read(ref) for ref, _ in level]
+    checks started together: one wave more at most, none when what decides them is in hand
+    (``vias``: the edge item that listed each node, or None)."""
+    verdicts = [scope.can_read(ref, via) for (ref, _), via in zip(level, vias, strict=True)]
     if not all(v.done() for v in verdicts):
         await asyncio.wait(verdicts)
     return [

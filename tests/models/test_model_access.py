@@ -18,11 +18,12 @@ from starlette.applications import Starlette
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
+from graph.keys import ItemKey
 from graph.mutate import Writer, build_items
 from graph.table import Table
 from model import ModelError, model_path, parse_model
 from server.app import create_app
-from server.auth import Authenticator
+from server.auth import Authenticator, Principal
 from server.engine import engine_for
 from server.settings import Settings
 from tests.models.test_model_file import GOOD
@@ -458,3 +459,27 @@ async def test_an_unseen_models_rules(dynamodb: EmbeddedDynamoDB, tmp_path: Any)
             assert new == {"data": {"createBook": {"id": "BOOK#b9"}}}
             deleted = await post(http, "a1", 'mutation { deleteBook(id: "b2") { id } }')
             assert deleted["data"] is None and forbidden_paths(deleted) == [["deleteBook"]]
+
+
+@module_loop
+async def test_the_edge_that_listed_a_node_decides_only_from_a_node_reached(world: World) -> None:
+    """Products are readable by groups.subscriptions. The subscription edge that listed a
+    product (``via``, an item a page read) decides its check without a read of its own, but
+    only when that edge leaves one of the caller's own groups: bob is in group1, not group2.
+    (The edge is read outside the request here, so that nothing else has it in hand.)"""
+    codec, table = ENGINE.codec, world.table
+
+    async def verdict(product: str, group: str) -> tuple[bool, int]:
+        key = ItemKey(f"GROUP#{group}", f"PRODUCT#{product}")
+        edge = (await table.for_request().get_many([key]))[key]
+        context = ENGINE.context_factory()(None, table, Principal(BOB, False))
+        assert context.scope is not None
+        reads = context.table.trace.requests
+        ref = codec.by_id(ENGINE.model.types["Product"], product)
+        assert ref is not None
+        allowed = await context.scope.can_read(ref, via=edge)
+        return allowed, context.table.trace.requests - reads
+
+    assert await verdict("prod1", "group1") == (True, 1)  # 1: bob's groups, then decided
+    allowed, reads = await verdict("prod3", "group2")  # only alice's group2 subscribes
+    assert not allowed and reads == 2  # bob's groups, then his groups' edges to it, read
