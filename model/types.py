@@ -4,6 +4,7 @@ templates compiled; nothing here does I/O."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from .templates import Template
@@ -154,6 +155,11 @@ class NodeType:
     declared: frozenset[str] = frozenset()  # fields the file declares (key fields stored)
     node: bool = True  # implements Node: a global id, node(id:), a root lookup
     expose: tuple[str, ...] | None = None  # the GraphQL fields in order; None: every one
+
+    @cached_property
+    def keyed(self) -> frozenset[str]:
+        """The fields taken from the key (never read from an item)."""
+        return frozenset(n for n, f in self.fields.items() if f.kind == "key")
 
     @property
     def parent_counter(self) -> str | None:

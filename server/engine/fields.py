@@ -577,8 +577,7 @@ def from_copies(
     if not edges or wanted is None:
         return
     node_type = edges[0].node.type
-    keyed = {n for n, f in node_type.fields.items() if f.kind == "key"}
-    wanted = wanted - {"id", "__typename"} - keyed
+    wanted = wanted - {"id", "__typename"} - node_type.keyed
     if not wanted:
         return  # nothing to read anyway
     codec = ctx.codec
