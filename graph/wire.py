@@ -54,6 +54,7 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
+    HTTPClientError,
     NoCredentialsError,
     ReadTimeoutError,
 )
@@ -267,6 +268,8 @@ class LeanClient:
             raise ReadTimeoutError(endpoint_url=self.url, error=exc) from exc
         except OSError as exc:  # refused, unreachable, no such host
             raise EndpointConnectionError(endpoint_url=self.url, error=exc) from exc
+        except Exception as exc:  # anything else the HTTP layer raises, as aiobotocore wraps it
+            raise HTTPClientError(error=exc) from exc
         expected = answer_headers.get("x-amz-crc32")
         if expected is not None:
             actual = zlib.crc32(raw) & 0xFFFFFFFF
