@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from graphql import GraphQLField, GraphQLObjectType, GraphQLSchema
@@ -43,6 +43,25 @@ def _retrieved(future: asyncio.Future[Any]) -> None:
     """A done callback: the future's exception, if any, counts as seen (no warning)."""
     if not future.cancelled():
         future.exception()
+
+
+def _member(reached: asyncio.Future[frozenset[ItemKey]], key: ItemKey) -> asyncio.Future[bool]:
+    """Whether ``key`` is among the keys ``reached`` will hold: a future that follows it, with
+    no task of its own (a level of nodes checked together waits on one listing)."""
+    verdict: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    def follow(done: asyncio.Future[frozenset[ItemKey]]) -> None:
+        if verdict.done():
+            return
+        if done.cancelled():
+            verdict.cancel()
+        elif (error := done.exception()) is not None:
+            verdict.set_exception(error)
+        else:
+            verdict.set_result(key in done.result())
+
+    reached.add_done_callback(follow)
+    return verdict
 
 
 def _succeeded(future: asyncio.Future[Any]) -> bool:
@@ -123,7 +142,7 @@ class Scope:
             reached = self._reached(path.hops)
             if _succeeded(reached):
                 return _done(ref.key in reached.result())
-            return asyncio.ensure_future(self._member(reached, ref.key))
+            return _member(reached, ref.key)
         before = self._reached(path.hops[:-1])
         if _succeeded(before):
             last, starts = path.hops[-1], before.result()
@@ -142,10 +161,6 @@ class Scope:
         if last.far == "to":
             return sk == ref.key.sk and ItemKey.of(pk, pk) in starts
         return pk == ref.key.pk and ItemKey.of(sk, sk) in starts
-
-    @staticmethod
-    async def _member(reached: Awaitable[frozenset[ItemKey]], key: ItemKey) -> bool:
-        return key in await reached
 
     def _edge_keys(self, last: Hop, ref: Ref, starts: frozenset[ItemKey]) -> list[ItemKey]:
         """The keys of the edge items that would join one of ``starts`` to ``ref``: the
@@ -197,6 +212,8 @@ class Scope:
         checks = [self._path(p, ref, via) for p in paths if p.hops]
         if not checks:
             return _done(False)
+        if len(checks) == 1:
+            return checks[0]
         if any(_succeeded(check) and check.result() for check in checks):
             for check in checks:  # reads another path started go on, shared by later checks
                 check.add_done_callback(_retrieved)
