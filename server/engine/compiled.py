@@ -10,8 +10,8 @@ non-null field, an error, an access check not yet decided or denied), this execu
 and graphql-core runs the operation as it always does: the reads already made are in the
 request's loaders, so that costs no DynamoDB call, and errors, paths and null propagation stay
 graphql-core's. An operation that gives up
-twice in a row is left to graphql-core from then on; interfaces, unions, directives and
-introspection are never compiled."""
+twice in a row is left to graphql-core from then on; directives and introspection are never
+compiled."""
 
 from __future__ import annotations
 
@@ -26,12 +26,14 @@ from graphql import (
     FieldNode,
     GraphQLEnumType,
     GraphQLField,
+    GraphQLInterfaceType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLResolveInfo,
     GraphQLScalarType,
     GraphQLSchema,
+    GraphQLUnionType,
     OperationDefinitionNode,
     Undefined,
     default_field_resolver,
@@ -118,6 +120,8 @@ class Compiled:
                 value = f.resolve(executor.root_value, info, **arguments)
                 if hasattr(value, "__await__"):
                     pending.append((f, value))
+                elif isinstance(value, list) and any(hasattr(v, "__await__") for v in value):
+                    pending.append((f, asyncio.gather(*value)))  # nodes(ids:): a lookup each
                 values[f.key] = value
             awaited, pending = pending, []
             results = await asyncio.gather(*(v for _, v in awaited), return_exceptions=True)
@@ -201,6 +205,8 @@ def _completer(
             return serialized
 
         return leaf
+    if isinstance(type_, GraphQLInterfaceType | GraphQLUnionType):
+        return _abstract(schema, executor, type_, details)
     if not isinstance(type_, GraphQLObjectType):
         raise NotCompiled(str(type_))
     grouped = collect_subfields(
@@ -228,6 +234,34 @@ def _completer(
         return out
 
     return complete_object
+
+
+def _abstract(
+    schema: GraphQLSchema,
+    executor: Executor[Any],
+    type_: GraphQLInterfaceType | GraphQLUnionType,
+    details: Any,
+) -> Completer:
+    """An interface or a union (``node``): each possible object type completed as itself, the
+    type named by the abstract type's ``resolve_type`` (the engine's reads it off the node)."""
+    resolve_type = type_.resolve_type
+    if resolve_type is None:  # is_type_of on each object type: left to graphql-core
+        raise NotCompiled(type_.name)
+    completers = {
+        t.name: _completer(schema, executor, t, details) for t in schema.get_possible_types(type_)
+    }
+
+    def abstract(value: Any, run: _Run) -> Any:
+        if value is None:
+            return None
+        if hasattr(value, "__await__"):
+            raise GiveUp
+        complete = completers.get(resolve_type(value, None, type_))  # type: ignore[arg-type]
+        if complete is None:
+            raise GiveUp
+        return complete(value, run)
+
+    return abstract
 
 
 _COMPILED: OrderedDict[tuple[int, str | None], tuple[Compiled | None, DocumentNode]] = OrderedDict()

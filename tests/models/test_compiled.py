@@ -48,7 +48,13 @@ DEMO = [
     ('{ user(id: "alice") { hasAccess(productId: "prod1") } }', None, GAVE_UP),
     ('{ user(id: "alice") { groups(first: 500) { totalCount } } }', None, GAVE_UP),  # an error
     ('{ user(id: "a#b") { name } }', None, ANSWERED),  # BAD_USER_INPUT
-    ('{ node(id: "USER#alice") { id ... on User { name } } }', None, NEVER),  # an interface
+    ('{ node(id: "USER#alice") { id __typename ... on User { name } } }', None, ANSWERED),
+    (  # an interface in a list, a missing node and a node of another type among them
+        '{ nodes(ids: ["USER#alice", "USER#nobody", "GROUP#group1"]) { id __typename '
+        "... on User { name groups { edges { node { name } } } } ... on Group { name } } }",
+        None,
+        ANSWERED,
+    ),
     ('{ user(id: "alice") { name @include(if: true) } }', None, NEVER),  # a directive
     ("{ __schema { queryType { name } } }", None, NEVER),  # introspection
 ]
