@@ -95,11 +95,15 @@ class Cursors(Sequence[str]):
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        index = index + len(self._positions) if index < 0 else index
+        index = index + len(self) if index < 0 else index
         found = self._encoded.get(index)
         if found is None:
-            found = self._encoded[index] = _encode(self._positions[index])
+            found = self._encoded[index] = _encode(self._at(index))
         return found
+
+    def _at(self, index: int) -> Sequence[list[str] | None]:
+        """The positions (one per branch) after the page's item ``index``."""
+        return self._positions[index]
 
 
 class _OneBranch(Cursors):
@@ -114,15 +118,8 @@ class _OneBranch(Cursors):
     def __len__(self) -> int:
         return len(self._items)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        index = index + len(self._items) if index < 0 else index
-        found = self._encoded.get(index)
-        if found is None:
-            position = _position(self._layout, self._index, self._items[index])
-            found = self._encoded[index] = _encode([position])
-        return found
+    def _at(self, index: int) -> Sequence[list[str] | None]:
+        return [_position(self._layout, self._index, self._items[index])]
 
 
 @dataclass(frozen=True, slots=True)
