@@ -127,27 +127,19 @@ async def measure(
     async def execute() -> None:
         context = new_context(cast(Request, None), fake_table.for_request(), ADMIN)
         result = await schema.execute(query.text, query.variables, context_value=context)
+        context.close()  # as the HTTP handler does
         if result.errors or result.data != expected:
             raise RuntimeError(f"ours over the fake answers differently: {result.errors}")
 
-    async def over_fake() -> None:
-        if (await send(fake, query)).data != expected:
-            raise RuntimeError("ours over the fake answers differently")
+    def answering(client: httpx.AsyncClient, what: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            if (await send(client, query)).data != expected:
+                raise RuntimeError(f"ours {what} answers differently")
 
-    async def over_proxy() -> None:
-        await send(proxied, query)
+        return run
 
-    async def user_over_fake() -> None:
-        if (await send(fake_user, query)).data != expected:
-            raise RuntimeError("ours as the user over the fake answers differently")
-
-    async def user_over_proxy() -> None:
-        if (await send(lean_user, query)).data != expected:
-            raise RuntimeError("ours as the user over the lean client answers differently")
-
-    async def over_botocore() -> None:
-        if (await send(botocore, query)).data != expected:
-            raise RuntimeError("ours over the botocore client answers differently")
+    over_fake = answering(fake, "over the fake")
+    over_proxy = answering(proxied, "over the lean client")
 
     async def on_floor() -> tuple[float, int]:
         run = shallow(floor, query.text, query.variables, padding)
@@ -168,10 +160,10 @@ async def measure(
         ("graphql-core, async trivial resolvers", on_async_floor),
         ("ours: schema.execute, in-memory fake DynamoDB", execute),
         (FAKE, over_fake),
-        (f"{FAKE}, {AS_USER}", user_over_fake),
+        (f"{FAKE}, {AS_USER}", answering(fake_user, "as the user over the fake")),
         (LEAN, over_proxy),
-        (f"{LEAN}, {AS_USER}", user_over_proxy),
-        (BOTOCORE_PATH, over_botocore),
+        (f"{LEAN}, {AS_USER}", answering(lean_user, "as the user over the lean client")),
+        (BOTOCORE_PATH, answering(botocore, "over the botocore client")),
     ]
     timed = await _time([run for _, run in runs], iterations)
     variants = [

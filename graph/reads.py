@@ -370,11 +370,10 @@ class Reads:
         """A page of a one-Query listing: no task, no merge, cursors made when read."""
         listing, first = key.listing, key.first
         items, more = await self._branch(listing, listing.branches[0], first + 1, resume)
-        taken = items[:first]
-        has_next = len(items) > first or more
-        if key.after is None and not has_next:
-            self._complete[listing] = taken
-        return Page(self.prime(taken), _OneBranch(self.layout, listing.index, taken), has_next)
+        page = self.page_of(listing, items, first, more)
+        if key.after is None and not page.has_next:
+            self._complete[listing] = page.items
+        return page
 
     async def _any(self, listing: Listing, resume: list[list[str] | None]) -> bool:
         results = await asyncio.gather(
@@ -385,11 +384,12 @@ class Reads:
         )
         return any(items for items, _ in results)
 
-    def page_of(self, listing: Listing, items: list[Item], first: int) -> Page:
-        """The first page of a one-branch listing from items read some other way."""
+    def page_of(self, listing: Listing, items: list[Item], first: int, more: bool = False) -> Page:
+        """A page of a one-branch listing from ``items`` in order (``more``: others follow
+        them), its cursors made when read."""
         taken = items[:first]
         cursors = _OneBranch(self.layout, listing.index, taken)
-        return Page(self.prime(taken), cursors, len(items) > first)
+        return Page(self.prime(taken), cursors, len(items) > first or more)
 
     async def _load_pages(self, keys: list[PageKey]) -> list[Page]:
         return list(await asyncio.gather(*(self._page(k) for k in keys)))

@@ -124,15 +124,18 @@ class Trace:
         try:
             yield
         finally:
-            self.in_flight -= 1
+            self.ended()
 
     def started(self, operation: str) -> None:
-        """A call is sent (``in_flight`` goes down again when it ends)."""
+        """A call is sent; :meth:`ended` when it ends, however it ends."""
         if self.in_flight == 0:
             self.rounds += 1
         self.in_flight += 1
         self.requests += 1
         self.operations[operation] += 1
+
+    def ended(self) -> None:
+        self.in_flight -= 1
 
     def consumed(self, operation: str, response: Mapping[str, Any]) -> None:
         """Add a response's ConsumedCapacity (TOTAL gives only CapacityUnits, so the operation
@@ -226,7 +229,7 @@ class Table:
                 try:
                     response: dict[str, Any] = await method(**params)
                 finally:
-                    trace.in_flight -= 1
+                    trace.ended()
             trace.consumed(operation, response)
             return response
         async with self._gate:
@@ -248,7 +251,7 @@ class Table:
                 observer.sent(Sent(operation, "ok", elapsed, read, write, partial))
                 return response
             finally:
-                trace.in_flight -= 1
+                trace.ended()
                 if trace.in_flight == 0:
                     observer.round_ended()
 

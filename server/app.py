@@ -134,9 +134,9 @@ def settled_garbage_collector() -> Iterator[None]:
     """While serving: what startup built (modules, botocore's service models, the schema and its
     plans, some 140,000 objects) is out of the cyclic garbage collector's sight
     (``gc.freeze()``), and the youngest generation is collected every 10,000 allocations instead
-    of 700. A request allocates thousands of objects; with CPython's defaults they triggered
-    about a dozen young collections each and, every few requests, a full one that walked the
-    whole heap: a quarter of a request's CPU on the real path (``bench/``)."""
+    of 700. A request allocates thousands of objects; with CPython's defaults Q1@100 triggered
+    about 15 young collections each and, every eight requests or so, a full one that walked the
+    whole heap: about a quarter of its CPU on the real path."""
     gc.collect()
     gc.freeze()
     threshold = gc.get_threshold()

@@ -29,7 +29,6 @@ from graphql import (
     Source,
     TokenKind,
     is_composite_type,
-    parse,
     value_from_ast_untyped,
 )
 from graphql.language.lexer import Lexer
@@ -189,22 +188,15 @@ class _Analysis:
         )
 
 
-def _parse(query: str) -> DocumentNode | GraphQLError:
-    try:
-        return parse(query)
-    except GraphQLError as error:
-        return error
-
-
 def check(
     schema: GraphQLSchema,
     query: str,
     variables: dict[str, Any] | None,
     limits: Limits,
-    parsed: Callable[[str], DocumentNode | GraphQLError] = _parse,
+    parsed: Callable[[str], DocumentNode | GraphQLError],
 ) -> DocumentNode:
-    """Parse ``query`` (with ``parsed``: the schema's cached parse) and enforce ``limits``;
-    raises ``QueryTooComplex`` naming the limit."""
+    """Parse ``query`` with ``parsed`` (the schema's cached parse, ``ModelSchema.parsed``) and
+    enforce ``limits``; raises ``QueryTooComplex`` naming the limit."""
     tokens = _count_tokens(query, limits.tokens)
     if tokens > limits.tokens:
         raise QueryTooComplex(f"tokens is at least {tokens}, over the limit of {limits.tokens}")

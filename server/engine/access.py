@@ -68,6 +68,11 @@ def _succeeded(future: asyncio.Future[Any]) -> bool:
     return future.done() and not future.cancelled() and future.exception() is None
 
 
+def _verdict(check: asyncio.Future[bool]) -> bool | None:
+    """A check's answer if it has one (None: not decided yet, or it failed)."""
+    return check.result() if _succeeded(check) else None
+
+
 def _describe(paths: tuple[AccessPath, ...]) -> str:
     return ", ".join(p.text for p in paths)
 
@@ -162,13 +167,13 @@ class Scope:
             return sk == ref.key.sk and ItemKey.of(pk, pk) in starts
         return pk == ref.key.pk and ItemKey.of(sk, sk) in starts
 
-    def _edge_keys(self, last: Hop, ref: Ref, starts: frozenset[ItemKey]) -> list[ItemKey]:
-        """The keys of the edge items that would join one of ``starts`` to ``ref``: the
-        source's partition key, the target's sort key."""
-        return [
-            ItemKey(start.pk, ref.key.sk) if last.far == "to" else ItemKey(ref.key.pk, start.sk)
-            for start in sorted(starts)
-        ]
+    @staticmethod
+    def _edge_key(last: Hop, ref: Ref, start: ItemKey) -> ItemKey:
+        """The key of the edge item that would join ``start`` to ``ref``: the source's
+        partition key, the target's sort key."""
+        if last.far == "to":
+            return ItemKey.of(start.pk, ref.key.sk)
+        return ItemKey.of(ref.key.pk, start.sk)
 
     def _in_hand(self, last: Hop, ref: Ref, starts: frozenset[ItemKey]) -> bool:
         """Whether the request already read one edge item joining ``starts`` to ``ref`` (the
@@ -178,9 +183,8 @@ class Scope:
             self.rules.codec,
             self.context.reads.known_item,
         )
-        pk, sk = ref.key
         for start in starts:
-            item = known(ItemKey(start.pk, sk) if last.far == "to" else ItemKey(pk, start.sk))
+            item = known(self._edge_key(last, ref, start))
             if isinstance(item, dict) and codec.edge_type(item) is edge:
                 return True
         return False
@@ -197,7 +201,7 @@ class Scope:
             return True
         edge = self.rules.model.edges[last.edge]
         codec = self.rules.codec
-        keys = self._edge_keys(last, ref, starts)
+        keys = [self._edge_key(last, ref, start) for start in sorted(starts)]
         found = await self.context.reads.items.load_many(keys) if keys else []
         return any(item is not None and codec.edge_type(item) is edge for item in found)
 
@@ -261,8 +265,7 @@ class Scope:
     def decided(self, ref: Ref) -> bool | None:
         """Whether the principal may read ``ref``, if that is decided (None: not yet, or its
         check failed); starts the check otherwise. Lets a resolver answer without a coroutine."""
-        verdict = self.can_read(ref)
-        return verdict.result() if _succeeded(verdict) else None
+        return _verdict(self.can_read(ref))
 
     async def check(self, ref: Ref) -> None:
         """FORBIDDEN unless the principal may read ``ref``."""
@@ -289,7 +292,7 @@ class Scope:
         """``edges`` less those to nodes the principal may not read."""
         if not edges:
             return edges
-        readable = await asyncio.gather(*(self.can_read(e.node) for e in edges))
+        readable = await asyncio.gather(*(self.can_read(e.node, e.item) for e in edges))
         return [edge for edge, ok in zip(edges, readable, strict=True) if ok]
 
     # ---- fields and mutations --------------------------------------------------------------
@@ -301,8 +304,7 @@ class Scope:
         if paths is None:
             return True
         key = ("field", type_name, field, ref.key.pk, ref.key.sk)
-        verdict = self._once(key, lambda: self._any(paths, ref))
-        return verdict.result() if _succeeded(verdict) else None
+        return _verdict(self._once(key, lambda: self._any(paths, ref)))
 
     async def check_field(self, type_name: str, field: str, ref: Ref | None) -> None:
         """FORBIDDEN unless the rule of ``type_name.field`` (if any) lets the principal read it

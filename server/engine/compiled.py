@@ -9,9 +9,8 @@ plain calls. When anything is not plain (a field whose value is still to be read
 non-null field, an error, an access check not yet decided or denied), this executor gives up
 and graphql-core runs the operation as it always does: the reads already made are in the
 request's loaders, so that costs no DynamoDB call, and errors, paths and null propagation stay
-graphql-core's. An operation that gives up
-twice in a row is left to graphql-core from then on; directives and introspection are never
-compiled."""
+graphql-core's. An operation that gives up twice in a row is left to graphql-core from then on;
+directives and introspection are never compiled."""
 
 from __future__ import annotations
 

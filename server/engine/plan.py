@@ -312,11 +312,7 @@ async def _readable(
     verdicts = [scope.can_read(ref, via) for (ref, _), via in zip(level, vias, strict=True)]
     if not all(v.done() for v in verdicts):
         await asyncio.wait(verdicts)
-    return [
-        chosen
-        for chosen, verdict in zip(level, verdicts, strict=True)
-        if not verdict.cancelled() and verdict.exception() is None and verdict.result()
-    ]
+    return [chosen for chosen in level if scope.decided(chosen[0])]  # a failed check: not read
 
 
 async def _settled(reads: list[Any]) -> None:
