@@ -6,17 +6,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from model import EdgeType, KeyValueError, Model, NodeType, Template
+from model import EdgeType, Index, KeyValueError, Model, NodeType, Template
 
 from .errors import BadUserInput
 from .keys import ItemKey, validate_id
-from .table import Layout
+from .reads import Branch, Listing
+from .table import Item, Layout
 
 __all__ = ["Codec", "Ref", "shard_of"]
+
+log = logging.getLogger("edgewise")
 
 
 def shard_of(node_id: str, shards: int) -> int:
@@ -52,6 +56,8 @@ class Codec:
         )
         self._by_value = {t.type_value: t for t in model.types.values()}
         self._singles = [t for t in model.types.values() if t.single]
+        self._keeps: dict[tuple[str, str], Callable[[Item], bool]] = {}
+        self._logged: set[str] = set()
 
     # ---- keys ------------------------------------------------------------------------------
 
@@ -166,6 +172,8 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return None
         key = self.item_key(item)
+        if key.pk == key.sk:  # a node's own item: an edge joins two keys
+            return None
         for edge in model.edges.values():
             source, target = model.types[edge.source], model.types[edge.target]
             if source.pk.parse(key.pk) is not None and target.sk.parse(key.sk) is not None:
@@ -179,3 +187,91 @@ class Codec:
             return Ref(self.model.types[edge.source], ItemKey.of(pk, pk))
         sk = item[self.layout.sk]
         return Ref(self.model.types[edge.target], ItemKey.of(sk, sk))
+
+    # ---- listings --------------------------------------------------------------------------
+
+    def keeps_edges(self, edge: EdgeType) -> Callable[[Item], bool]:
+        """Whether a listed item is an ``edge`` item (one test per edge type, so listings that
+        use it compare equal)."""
+        found = self._keeps.get(("edge", edge.label))
+        if found is None:
+
+            def keep(item: Item) -> bool:
+                found = self.edge_type(item)
+                if found is None and self.node_type(item) is None:
+                    self._unexplained(item, f"the {edge.label} edges")
+                return found is edge
+
+            found = self._keeps[("edge", edge.label)] = keep
+        return found
+
+    def _unexplained(self, item: Item, where: str) -> None:
+        """An item a listing returned that no declaration of the model explains: skipped, and
+        logged once per listing kind and process."""
+        if where in self._logged:
+            return
+        self._logged.add(where)
+        key = self.item_key(item)
+        log.warning(
+            "skipped an item no type of the model explains in %s: %s=%r %s=%r",
+            where,
+            self.layout.pk,
+            key.pk,
+            self.layout.sk,
+            key.sk,
+        )
+
+    def keeps_nodes(self, node: NodeType) -> Callable[[Item], bool]:
+        """Whether a listed item answers a ``node``: the node's own item, or an edge item with
+        the node at one end."""
+        found = self._keeps.get(("node", node.name))
+        if found is None:
+
+            def keep(item: Item) -> bool:
+                found = self.node_type(item)
+                if found is node:
+                    return True
+                edge = self.edge_type(item) if found is None else None
+                if edge is None and found is None:
+                    self._unexplained(item, f"a list of {node.name}")
+                return edge is not None and node.name in (edge.source, edge.target)
+
+            found = self._keeps[("node", node.name)] = keep
+        return found
+
+    def edges_at(
+        self,
+        edge: EdgeType,
+        key: ItemKey,
+        end: str,
+        index: Index | None = None,
+        forward: bool = True,
+    ) -> Listing | None:
+        """The listing of every ``edge`` item whose ``end`` is the node at ``key``: its
+        partition (``from``), else the incoming edges on ``index`` (by default the first index
+        that lists them): an index whose pk is the table's sort key (read with the source's key
+        prefix only where the index's sort key is the table's partition key), or one the edge
+        writes with a pk of ``{to}`` alone. An index keyed on the table's sort key with another
+        sort key (``Data``) holds only the items that have it, so it lists incoming edges only
+        where it is named or is the edge's reverse index. None where no index lists them."""
+        keep = self.keeps_edges(edge)
+        types = self.model.types
+        if end == "from":
+            branch = Branch(key.pk, types[edge.target].pk.literal_prefix)
+            return Listing(None, (branch,), forward, keep=keep)
+        declared = edge.reverse.index if edge.reverse is not None else None
+        candidates = [index] if index is not None else list(self.model.indexes.values())
+        for candidate in candidates:
+            write = next((w for w in edge.indexes if w.index == candidate), None)
+            if write is not None and set(write.pk.placeholders) <= {"to"}:
+                node_id = (self.key_values(types[edge.target], key) or {}).get("id")
+                partition = self.format(write.pk, {"to": node_id})
+                prefix = write.sk.prefix({}) if write.sk else ""
+                return Listing(candidate.name, (Branch(partition, prefix),), forward, keep=keep)
+            if candidate.pk == self.layout.sk:
+                inverted = candidate.sk == self.layout.pk
+                if not inverted and candidate not in (index, declared):
+                    continue  # holds only the items with its sort key: not every edge
+                prefix = types[edge.source].pk.literal_prefix if inverted else ""
+                return Listing(candidate.name, (Branch(key.sk, prefix),), forward, keep=keep)
+        return None

@@ -484,27 +484,8 @@ class Writer:
 
     async def _edges_at(self, edge: EdgeType, key: ItemKey, end: str) -> list[Item]:
         """Every ``edge`` item whose ``end`` is the node at ``key``."""
-        listing = self._edge_listing(edge, key, end)
-        if listing is None:
-            return []
-        items = await Reads(self.table).alls.load(listing)
-        return [i for i in items if self.codec.edge_type(i) is edge]
-
-    def _edge_listing(self, edge: EdgeType, key: ItemKey, end: str) -> Listing | None:
-        types = self.model.types
-        if end == "from":
-            return Listing(None, (Branch(key.pk, types[edge.target].pk.literal_prefix),))
-        source_prefix = types[edge.source].pk.literal_prefix
-        for name, index in self.model.indexes.items():
-            if index.pk == self.layout.sk:  # an inverted index: every incoming edge
-                return Listing(name, (Branch(key.sk, source_prefix),))
-        node_id = (self.codec.key_values(types[edge.target], key) or {}).get("id")
-        for write in edge.indexes:
-            if set(write.pk.placeholders) <= {"to"} and write.index.name is not None:
-                partition = self.codec.format(write.pk, {"to": node_id})
-                prefix = write.sk.prefix({}) if write.sk else ""
-                return Listing(write.index.name, (Branch(partition, prefix),))
-        return None
+        listing = self.codec.edges_at(edge, key, end)
+        return [] if listing is None else await Reads(self.table).alls.load(listing)
 
     async def delete(self, node: NodeType, key: ItemKey) -> None:
         """Delete a node with its unique claims, its children and its edges in both directions,
@@ -575,7 +556,7 @@ class Writer:
             loads.append(reads.alls.load(Listing(None, (Branch(key.pk),))))
         for edge in self.model.edges.values():
             if edge.target == node.name:
-                listing = self._edge_listing(edge, key, "to")
+                listing = self.codec.edges_at(edge, key, "to")
                 if listing is not None:
                     loads.append(reads.alls.load(listing))
         for items in await asyncio.gather(*loads):

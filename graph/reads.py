@@ -13,11 +13,13 @@ import base64
 import binascii
 import heapq
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
+
+from model import Bounds
 
 from .errors import BadUserInput
 from .expressions import Expr
@@ -50,13 +52,16 @@ def _value(value: Any) -> dict[str, Any]:
 class Branch(NamedTuple):
     """One Query: ``partition``, and the sort key narrowed by ``prefix`` or by inclusive
     ``low``/``high`` bounds. ``strip`` leading characters of the sort key are left out of the
-    merge order (a per-branch prefix such as ``OPEN#``)."""
+    merge order (a per-branch prefix such as ``OPEN#``). ``check``: the exact test of each
+    returned sort key, where the bounds are a superset (a range over a placeholder that text
+    follows, :meth:`model.Template.bounds`)."""
 
     partition: str
     prefix: str = ""
     low: str | None = None
     high: str | None = None
     strip: int = 0
+    check: Bounds | None = None
 
 
 class Listing(NamedTuple):
@@ -64,13 +69,16 @@ class Listing(NamedTuple):
     index partition that also holds other items under the same prefix (the node itself, when
     an edge joins two nodes of one type). ``unmarked``: an attribute no listed item may have
     (the mark of a node being deleted, :mod:`graph.deletes`), also a FilterExpression, so counts
-    agree with pages."""
+    agree with pages. ``keep``: whether an item belongs in the listing (an edge of the label
+    listed, a node of the type listed): an index partition may hold other items too, which are
+    never answered nor counted, so ``first`` items are read past them."""
 
     index: str | None  # type: ignore[assignment]  # the GSI; shadows tuple.index, unused
     branches: tuple[Branch, ...]
     forward: bool = True
     only: tuple[str, str] | None = None
     unmarked: str | None = None
+    keep: Callable[[Item], bool] | None = None
 
 
 class PageKey(NamedTuple):
@@ -318,14 +326,35 @@ class Reads:
             params["IndexName"] = listing.index
         return params
 
+    def _keeper(self, listing: Listing, branch: Branch) -> Callable[[Item], bool] | None:
+        """The test of each item a branch's Query returns, or None when every item counts."""
+        keep, check = listing.keep, branch.check
+        if check is None:
+            return keep
+        sort = self.layout.keys(listing.index)[1] or self.layout.sk
+        if keep is None:
+            return lambda item: check.holds(item.get(sort))
+        return lambda item: check.holds(item.get(sort)) and keep(item)
+
     async def _branch(
         self, listing: Listing, branch: Branch, limit: int, position: list[str] | None
     ) -> tuple[list[Item], bool]:
+        """Up to ``limit`` items of one branch from ``position``, and whether more follow.
+        Items the listing does not keep are read past (the Query goes on), never answered."""
         params = self._params(listing, branch) | {"Limit": limit}
         if position is not None:
             params["ExclusiveStartKey"] = self._start(listing.index, branch, position)
-        items, last, _ = await self.table.query(**params)
-        return items, last is not None
+        keep = self._keeper(listing, branch)
+        if keep is None:
+            items, last, _ = await self.table.query(**params)
+            return items, last is not None
+        kept: list[Item] = []
+        while True:
+            items, last, _ = await self.table.query(**params)
+            kept += filter(keep, items)
+            if last is None or len(kept) >= limit:
+                return kept[:limit], last is not None or len(kept) > limit
+            params["ExclusiveStartKey"] = last
 
     async def _page(self, key: PageKey) -> Page:
         listing, first = key.listing, key.first
@@ -399,12 +428,18 @@ class Reads:
     async def _follow(
         self, listing: Listing, branch: Branch, count: bool
     ) -> tuple[list[Item], int]:
-        """Every page of one branch: its items (none with ``count``) and how many match."""
+        """Every page of one branch: its items (none with ``count``) and how many are kept.
+        A listing that tests its items counts them by reading them, not by ``Select=COUNT``."""
+        keep = self._keeper(listing, branch)
+        count = count and keep is None
         params = self._params(listing, branch) | ({"Select": "COUNT"} if count else {})
         items: list[Item] = []
         total = 0
         while True:
             page, last, matched = await self.table.query(**params)
+            if keep is not None:
+                page = list(filter(keep, page))
+                matched = len(page)
             items += page
             total += matched
             if last is None:

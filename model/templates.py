@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KeyValueError", "Placeholder", "Template", "TemplateSyntaxError"]
+__all__ = ["Bounds", "KeyValueError", "Placeholder", "Template", "TemplateSyntaxError"]
 
 # A value that sorts after every value a placeholder can hold (as UTF-8 bytes, as DynamoDB
 # compares strings): the upper bound of a range over one placeholder.
@@ -128,24 +128,38 @@ class Template:
 
     def bounds(
         self, values: Mapping[str, Any], low: Any, high: Any, exclusive: bool = False
-    ) -> tuple[str | None, str | None, str]:
-        """Bounds on the first placeholder without a value in ``values``, as sort-key strings,
-        and the prefix the given values fix: inclusive, or leaving out keys whose placeholder is
-        exactly a bound (``exclusive``). A missing bound is open (within the prefix)."""
+    ) -> tuple[str | None, str | None, str, Bounds | None]:
+        """A range over the first placeholder without a value in ``values``: sort-key bounds
+        for the Query (``low``/``high`` strings, None where open), the prefix the given values
+        fix, and the exact test of each key the range returns (None when the range is exact).
+
+        DynamoDB compares whole keys, so a range over one placeholder followed by more text
+        can only be a superset: ``GROUPSUB#prod1|…`` to ``GROUPSUB#prod1|\U0010ffff`` also holds
+        ``GROUPSUB#prod10|…`` (``0`` sorts below ``|``). :class:`Bounds` then keeps exactly the
+        keys whose placeholder value ``v`` has ``low <= v <= high`` (``exclusive``: ``<``),
+        comparing values as DynamoDB compares strings (UTF-8 bytes, i.e. code points)."""
         prefix = self.prefix(values)
         target = next(
             (p for p in self.parts if isinstance(p, Placeholder) and values.get(p.name) is None),
             None,
         )
         if target is None or (low is None and high is None):
-            return None, None, prefix
-        if exclusive:  # past every key of value `low`, before every key of value `high`
-            lo = prefix + (target.render(low) + target.stop + HIGHEST if low is not None else "")
-            hi = prefix + (target.render(high) if high is not None else HIGHEST)
-            return lo, hi, prefix
-        lo = prefix + (target.render(low) if low is not None else "")
-        hi = prefix + (target.render(high) + target.stop if high is not None else "") + HIGHEST
-        return lo, hi, prefix
+            return None, None, prefix, None
+        lo = target.render(low) if low is not None else None
+        hi = target.render(high) if high is not None else None
+        check = Bounds(self, target.name, lo, hi, exclusive)
+        if not target.stop:  # the last placeholder: the key ends with the value
+            exact = not exclusive
+            return (
+                prefix + (lo or ""),
+                prefix + hi if hi is not None else prefix + HIGHEST,
+                prefix,
+                None if exact else check,
+            )
+        upper = HIGHEST
+        if hi is not None:  # the greatest key of any value v <= hi: v may be a prefix of hi
+            upper = max(hi[:n] + target.stop for n in range(1, len(hi) + 1)) + HIGHEST
+        return prefix + (lo or ""), prefix + upper, prefix, check
 
     def parse(self, key: str) -> dict[str, str] | None:
         """The placeholder values of ``key``, or None when it does not fit the template."""
@@ -171,3 +185,26 @@ class Template:
 
     def __str__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The exact test of a range over one placeholder of a template (:meth:`Template.bounds`):
+    a key is kept when it fits the template and its ``name`` value lies within the bounds
+    (rendered as in keys; None is open)."""
+
+    template: Template
+    name: str
+    low: str | None
+    high: str | None
+    exclusive: bool = False
+
+    def holds(self, key: Any) -> bool:
+        values = self.template.parse(key) if isinstance(key, str) else None
+        if values is None:
+            return False
+        value = values[self.name]
+        low, high = self.low, self.high
+        if self.exclusive:
+            return (low is None or value > low) and (high is None or value < high)
+        return (low is None or value >= low) and (high is None or value <= high)

@@ -3,7 +3,6 @@ reads, and the model's codec."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Info", "ModelContext", "granted"]
 
-log = logging.getLogger("edgewise")
 
 Info = GraphQLResolveInfo[Any]
 
@@ -50,7 +48,6 @@ class ModelContext:
     reads: Reads
     codec: Codec
     principal: Principal = ADMIN
-    skipped: set[str] = field(default_factory=set)
     scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
     # a page's edges per selection under `node`, made once (server.engine.fields.edges_for)
     edges: dict[tuple[Any, frozenset[str] | None], list[Any]] = field(default_factory=dict)
@@ -84,21 +81,6 @@ class ModelContext:
     def require_admin(self, action: str) -> None:
         if not self.principal.admin and not _granted.get():
             raise Forbidden(f"only an admin may {action}")
-
-    def unexplained(self, item: Item, where: str) -> None:
-        """An item a listing returned that no declaration of the model explains: skipped, and
-        logged once per request and listing."""
-        key = self.codec.item_key(item)
-        if where not in self.skipped:
-            self.skipped.add(where)
-            log.warning(
-                "skipped an item no type of the model explains in %s: %s=%r %s=%r",
-                where,
-                self.codec.layout.pk,
-                key.pk,
-                self.codec.layout.sk,
-                key.sk,
-            )
 
     async def item(self, ref: Ref) -> Item | None:
         if ref.item is None:

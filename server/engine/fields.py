@@ -284,6 +284,7 @@ class Resolvers:
         assert child.parent is not None
         parent = child.parent
         forward = parent.order == "asc"
+        keep = self.codec.keeps_nodes(child)
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values = self.codec.key_values(ref.type, ref.key) or {}
@@ -294,7 +295,7 @@ class Resolvers:
                     raise BadUserInput(f"filtering by {finer} needs {coarse} too")
             partition = _render(lambda: child.pk.format(link))
             branch = _branch(partition, child.sk, link | given, None, None)
-            listing = Listing(None, (branch,), forward, unmarked=self.unmarked)
+            listing = Listing(None, (branch,), forward, unmarked=self.unmarked, keep=keep)
             whole = branch.prefix == child.sk.literal_prefix and branch.low is None
             counter = child.parent_counter if whole else None  # a filter is counted by Query
             return Conn(_page(listing, args), ref, counter, node=child)
@@ -302,12 +303,13 @@ class Resolvers:
         return plan
 
     def forward(self, edge: EdgeType) -> Plan:
-        target = self.model.types[edge.target]
         counter = edge.counter("from")
         forward = edge.forward is None or edge.forward.order == "asc"
+        edges_at = self.codec.edges_at
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
-            listing = Listing(None, (Branch(ref.key.pk, target.pk.literal_prefix),), forward)
+            listing = edges_at(edge, ref.key, "from", forward=forward)
+            assert listing is not None
             return Conn(_page(listing, args), ref, counter, edge=edge, far="to")
 
         return plan
@@ -315,22 +317,17 @@ class Resolvers:
     def reverse(self, edge: EdgeType) -> Plan:
         assert edge.reverse is not None and edge.reverse.index is not None
         index = edge.reverse.index
-        source = self.model.types[edge.source]
         counter = edge.counter("to")
-        write = next((w for w in edge.indexes if w.index == index), None)
         label = self.model.label_attribute
         # an edge between nodes of one type: the node's own item shares the reverse partition
         only = (label, edge.label) if label and edge.source == edge.target else None
         forward = edge.reverse.order == "asc"
+        edges_at = self.codec.edges_at
 
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
-            if write is None:  # the index's pk is the table's sort key: an inverted index
-                branch = Branch(ref.key.sk, source.pk.literal_prefix)
-            else:
-                to = self.codec.key_values(ref.type, ref.key) or {}
-                partition = _render(lambda: write.pk.format({"to": to.get("id")}))
-                branch = Branch(partition, write.sk.prefix({}) if write.sk else "")
-            listing = Listing(index.name, (branch,), forward, only)
+            listing = _render(lambda: edges_at(edge, ref.key, "to", index, forward))
+            assert listing is not None
+            listing = listing._replace(only=only)
             return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
 
         return plan
@@ -340,6 +337,7 @@ class Resolvers:
         enums = self.model.enums
         index_name = query.index.name
         forward = query.order == "asc"
+        keep = self.codec.keeps_nodes(result)
 
         def plan(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values: dict[str, Any] = dict(args)
@@ -364,7 +362,9 @@ class Resolvers:
                     branches.append(
                         _branch(partition, query.sort, s_values, low, high, query.exclusive)
                     )
-            listing = Listing(index_name, tuple(branches), forward, unmarked=self.unmarked)
+            listing = Listing(
+                index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep
+            )
             return Conn(_page(listing, args), ref, node=result)
 
         return plan
@@ -511,40 +511,29 @@ class Resolvers:
         return resolve
 
 
-def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref | None:
+def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref:
+    """The node a kept item of a node listing answers: the item itself, or an edge's end."""
     expected = conn.node
     assert expected is not None
     codec = ctx.codec
-    found = codec.node_type(item)
-    if found is expected:
-        return Ref(found, codec.item_key(item), item)
-    edge = codec.edge_type(item) if found is None else None
-    if edge is not None and expected.name in (edge.source, edge.target):
-        return codec.end(edge, item, "from" if edge.source == expected.name else "to")
-    ctx.unexplained(item, f"a list of {expected.name}")
-    return None
+    if codec.node_type(item) is expected:
+        return Ref(expected, codec.item_key(item), item)
+    edge = codec.edge_type(item)
+    assert edge is not None  # the listing kept only such items (Codec.keeps_nodes)
+    return codec.end(edge, item, "from" if edge.source == expected.name else "to")
 
 
 def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
-    """A page's edges, each with its node (its item attached when this request has read it)."""
+    """A page's edges, each with its node (its item attached when this request has read it).
+    The page holds only the listing's own items (edges of its label, nodes of its type)."""
     codec = ctx.codec
-    pk, sk = codec.layout.pk, codec.layout.sk
-    owner = conn.owner.key if conn.owner is not None else None
     out = []
     cursors = page.cursors
     for index, item in enumerate(page.items):
-        if owner is not None and item[sk] == owner.sk and item[pk] == owner.pk:
-            continue  # the node itself, beside edges from nodes of its own type
         if conn.edge is not None:
-            if codec.edge_type(item) is not conn.edge:
-                ctx.unexplained(item, f"the {conn.edge.label} edges")
-                continue
             node = codec.end(conn.edge, item, conn.far)
         else:
-            found = _node(conn, item, ctx)
-            if found is None:
-                continue
-            node = found
+            node = _node(conn, item, ctx)
         if node.item is None:
             known = ctx.reads.known_item(node.key)
             if known is not UNKNOWN and known is not None:
@@ -639,12 +628,12 @@ def _branch(
 ) -> Branch:
     if sort is None:
         return Branch(partition)
-    lo, hi, prefix = _render(lambda: sort.bounds(values, low, high, exclusive))
+    lo, hi, prefix, check = _render(lambda: sort.bounds(values, low, high, exclusive))
     if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
         return Branch(partition, prefix, prefix, prefix)
     if lo is None and hi is None:
         return Branch(partition, prefix, strip=len(prefix))
-    return Branch(partition, prefix, lo or None, hi, strip=len(prefix))
+    return Branch(partition, prefix, lo or None, hi, strip=len(prefix), check=check)
 
 
 # ---- root lookups and their prefetch -------------------------------------------------------
@@ -749,7 +738,9 @@ def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[An
         children = [
             i
             for i in items
-            if str(i[ctx.codec.layout.sk]).startswith(prefix) and not is_marked(ctx.codec.model, i)
+            if str(i[ctx.codec.layout.sk]).startswith(prefix)
+            and not is_marked(ctx.codec.model, i)
+            and (listing.keep is None or listing.keep(i))
         ]
         own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
         if own is not None or complete:
