@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
 
-from model import Bounds
+from model import Bounds, Template
 
 from .errors import BadUserInput
 from .expressions import Expr
@@ -36,6 +36,7 @@ __all__ = [
     "Reads",
     "Whole",
     "cursor_of",
+    "narrowed",
     "positions",
 ]
 
@@ -62,6 +63,28 @@ class Branch(NamedTuple):
     high: str | None = None
     strip: int = 0
     check: Bounds | None = None
+
+
+def narrowed(
+    partition: str,
+    sort: Template | None,
+    values: dict[str, Any],
+    low: Any = None,
+    high: Any = None,
+    exclusive: bool = False,
+) -> Branch:
+    """The Query of ``partition`` whose sort key fits ``sort`` with ``values`` (placeholders
+    coarse to fine: a prefix ending at a literal boundary, or the one key they all fix) and the
+    first free placeholder between ``low`` and ``high``, as DynamoDB compares its values.
+    Raises :class:`model.KeyValueError` for a value no key can hold."""
+    if sort is None:
+        return Branch(partition)
+    lo, hi, prefix, check = sort.bounds(values, low, high, exclusive)
+    if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
+        return Branch(partition, prefix, prefix, prefix)
+    if lo is None and hi is None:
+        return Branch(partition, prefix, strip=len(prefix))
+    return Branch(partition, prefix, lo or None, hi, strip=len(prefix), check=check)
 
 
 class Listing(NamedTuple):

@@ -26,7 +26,7 @@ from graph.deletes import is_marked
 from graph.errors import BadUserInput, EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
-from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, Whole, positions
+from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, Whole, narrowed, positions
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
@@ -158,17 +158,25 @@ class Resolvers:
         return resolve
 
     def key_value(self, field: Field) -> Callable[..., Any]:
-        """A key placeholder: parsed from the key, so it costs no read."""
-        name = field.name
+        """A key placeholder: its own attribute when the node's item is in hand and has one
+        (a key may hold a cased or formatted copy), else parsed from the key, so it costs no
+        read."""
+        name, attribute = field.name, field.attribute
         convert = {"Int": int, "Float": float}.get(field.type.name, str)
 
         def resolve(ref: Ref, info: Info) -> Any:
+            item = ref.item
+            if item is None:
+                known = info.context.reads.known_item(ref.key)
+                item = None if known is UNKNOWN else known
+            if item is not None and item.get(attribute) is not None:
+                return self._convert(field, ref, item[attribute])
             values = self.codec.key_values(ref.type, ref.key) or {}
             raw = values.get(name)
             try:
                 return None if raw is None else convert(raw)
             except ValueError:
-                return self._convert(field, ref, (ref.item or {}).get(field.attribute))
+                return self._convert(field, ref, (item or {}).get(attribute))
 
         return resolve
 
@@ -626,14 +634,8 @@ def _branch(
     high: Any,
     exclusive: bool = False,
 ) -> Branch:
-    if sort is None:
-        return Branch(partition)
-    lo, hi, prefix, check = _render(lambda: sort.bounds(values, low, high, exclusive))
-    if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
-        return Branch(partition, prefix, prefix, prefix)
-    if lo is None and hi is None:
-        return Branch(partition, prefix, strip=len(prefix))
-    return Branch(partition, prefix, lo or None, hi, strip=len(prefix), check=check)
+    branch: Branch = _render(lambda: narrowed(partition, sort, values, low, high, exclusive))
+    return branch
 
 
 # ---- root lookups and their prefetch -------------------------------------------------------

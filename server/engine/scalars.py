@@ -37,10 +37,16 @@ def _date(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, str):
         try:
-            return dt.date.fromisoformat(value).isoformat()
+            dt.date.fromisoformat(value)
+            return value  # as stored
         except ValueError:
             pass
     raise GraphQLError(f"Date cannot represent {value!r}: expected YYYY-MM-DD")
+
+
+def _date_input(value: Any) -> str:
+    """An argument in one form (``YYYY-MM-DD``), so it compares with stored values and keys."""
+    return dt.date.fromisoformat(_date(value)).isoformat()
 
 
 def _datetime(value: Any) -> str:
@@ -48,7 +54,8 @@ def _datetime(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, str):
         try:
-            return dt.datetime.fromisoformat(value).isoformat()
+            dt.datetime.fromisoformat(value)
+            return value  # as stored: `2020-08-10T09:30:00.145Z` answers itself
         except ValueError:
             pass
     raise GraphQLError(f"DateTime cannot represent {value!r}: expected an ISO 8601 date-time")
@@ -74,8 +81,8 @@ def _literal(parse: Any) -> Any:
 DATE = GraphQLScalarType(
     "Date",
     serialize=_date,
-    parse_value=_date,
-    parse_literal=_literal(_date),
+    parse_value=_date_input,
+    parse_literal=_literal(_date_input),
     description="Date (isoformat)",
 )
 DATETIME = GraphQLScalarType(
