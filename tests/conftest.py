@@ -6,7 +6,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
 
+import boto3
 import httpx
 import pytest
 
@@ -112,6 +115,44 @@ async def model_http(
             transport = httpx.ASGITransport(app=app)
             return await stack.enter_async_context(
                 httpx.AsyncClient(transport=transport, base_url="http://edgewise")
+            )
+
+        yield serve
+
+
+TeamTable = Callable[[str, dict[str, Any], list[dict[str, Any]]], Awaitable[httpx.AsyncClient]]
+
+
+@pytest.fixture
+async def team_http(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> AsyncIterator[TeamTable]:
+    """``await team_http(model_yaml, create_table_arguments, items)``: a table created and
+    filled with boto3 as a team would (``items`` in boto3's resource form, written as they are),
+    then the app over ASGI serving ``model_yaml`` over it."""
+    dynamodb.reset()
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(open_client(Endpoint(dynamodb.url), lean=LEAN))
+
+        async def serve(
+            model: str, table: dict[str, Any], items: list[dict[str, Any]]
+        ) -> httpx.AsyncClient:
+            resource = boto3.resource(
+                "dynamodb",
+                endpoint_url=dynamodb.url,
+                region_name="us-east-1",
+                aws_access_key_id="team",
+                aws_secret_access_key="team",
+            )
+            created = resource.create_table(BillingMode="PAY_PER_REQUEST", **table)
+            with created.batch_writer() as batch:
+                for item in items:
+                    batch.put_item(Item=item)
+            path = tmp_path / "model.yaml"
+            path.write_text(model)
+            engine = engine_for(str(path))
+            served = Table(client, table["TableName"], layout=engine.layout)
+            app = create_app(Settings(model=str(path), table=table["TableName"]), table=served)
+            return await stack.enter_async_context(
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
             )
 
         yield serve
