@@ -118,14 +118,16 @@ def _item(raw: bytes, layout: Layout) -> dict[str, Any]:
     item = {name: _decode(value, name) for name, value in parsed.items()}
     keys = (layout.pk, layout.sk)
     index_keys = {k for pair in layout.indexes.values() for k in pair if k} - set(keys)
-    for name in (*keys, *sorted(index_keys)):  # index keys are optional, but strings
+    for name in (*keys, *sorted(index_keys)):  # index keys are optional, but of their type
+        kind = layout.types.get(name, "S")
         if name not in item:
             if name in keys:
                 raise _Invalid(f"{name} is missing (every item has {keys[0]} and {keys[1]})")
-        elif "S" not in item[name]:
-            raise _Invalid(f'{name} must be a string attribute {{"S": ...}}')
-        elif not item[name]["S"]:
-            raise _Invalid(f"{name} is an empty string (DynamoDB refuses empty keys)")
+        elif kind not in item[name]:
+            what = {"S": "a string", "N": "a number", "B": "a binary"}[kind]
+            raise _Invalid(f'{name} must be {what} attribute {{"{kind}": ...}}')
+        elif item[name][kind] in ("", b""):
+            raise _Invalid(f"{name} is empty (DynamoDB refuses empty keys)")
     return item
 
 
@@ -140,15 +142,21 @@ def _items(path: str | os.PathLike[str], layout: Layout) -> Iterator[tuple[int, 
                     raise BadUserInput(f"line {number}: {exc}") from None
 
 
+def _key_text(value: dict[str, Any]) -> Any:
+    """A key value to compare (numbers by value: ``1`` and ``1.0`` are one key)."""
+    [(kind, inner)] = value.items()
+    return Layout().text(Decimal(inner)) if kind == "N" else inner
+
+
 def validate(path: str | os.PathLike[str], layout: Layout = DEMO_LAYOUT) -> int:
     """Check the whole file, streaming it; return how many items it holds.
 
     Raises :class:`~graph.errors.BadUserInput` naming the first bad line and what is wrong with
     it, a duplicate (PK, SK) included. Only the keys are kept in memory.
     """
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[Any, Any], int] = {}
     for number, item in _items(path, layout):
-        key = (item[layout.pk]["S"], item[layout.sk]["S"])
+        key = (_key_text(item[layout.pk]), _key_text(item[layout.sk]))
         if key in seen:
             raise BadUserInput(
                 f"line {number}: duplicate key {layout.pk}={key[0]!r} {layout.sk}={key[1]!r} "

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EdgewiseError, error_code
-from .table import Table
+from .table import Layout, Table
 
-__all__ = ["PROBE_KEY", "Capabilities", "probe"]
+__all__ = ["PROBE_KEY", "Capabilities", "disagreements", "probe"]
 
 PROBE_KEY = "EDGEWISE#capability-probe"  # a key value no Edgewise item has
 PROBE_VALUES = {"S": {"S": PROBE_KEY}, "N": {"N": "0"}, "B": {"B": PROBE_KEY.encode()}}
@@ -40,6 +40,7 @@ class Capabilities:
     endpoint: str
     transactions: bool | None
     detail: str = ""
+    disagreements: tuple[str, ...] = ()  # how the table's keys differ from the model's
 
     @property
     def missing(self) -> bool:
@@ -67,13 +68,58 @@ def _refusal(exc: BaseException) -> str | None:
     return None
 
 
+def _key_schema(schema: list[dict[str, str]]) -> tuple[str | None, str | None]:
+    found = {k["KeyType"]: k["AttributeName"] for k in schema}
+    return found.get("HASH"), found.get("RANGE")
+
+
+def disagreements(layout: Layout, described: dict[str, Any]) -> list[str]:
+    """How the table (a DescribeTable answer) differs from the model's layout: each key and
+    index the model reads, by attribute name and type, one line each, naming what to write."""
+    types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
+    indexes = {
+        i["IndexName"]: _key_schema(i["KeySchema"])
+        for i in described.get("GlobalSecondaryIndexes", [])
+        + described.get("LocalSecondaryIndexes", [])
+    }
+    wanted: dict[str | None, tuple[str, str | None]] = {None: (layout.pk, layout.sk)}
+    wanted.update(dict(layout.indexes))
+    out = []
+    for index, (hash_key, range_key) in wanted.items():
+        where = "the table" if index is None else f"index {index}"
+        if index is not None and index not in indexes:
+            out.append(
+                f"{where} does not exist on the table (it has: {', '.join(indexes) or 'none'})"
+            )
+            continue
+        actual = _key_schema(described["KeySchema"]) if index is None else indexes[index]
+        for role, mine, theirs in (
+            ("partition", hash_key, actual[0]),
+            ("sort", range_key, actual[1]),
+        ):
+            if mine != theirs:
+                out.append(
+                    f"{where}'s {role} key is {theirs or 'none'}, the model says {mine or 'none'}"
+                )
+            elif mine is not None and types.get(mine, "S") != layout.types.get(mine, "S"):
+                kind = types.get(mine, "S")
+                out.append(
+                    f"{where}'s {role} key {mine} is of type {kind} in the table, "
+                    f"{layout.types.get(mine, 'S')} in the model; declare it as "
+                    f"`{{name: {mine}, type: {kind}}}`"
+                )
+    return out
+
+
 async def probe(table: Table) -> Capabilities:
     """Probe ``table``'s endpoint: DescribeTable (for the key schema), then a transaction of one
     ConditionCheck that can change nothing. Never raises: an undecided probe has
     ``transactions=None``."""
     endpoint = str(table.client.meta.endpoint_url)
+    disagree: tuple[str, ...] = ()
     try:
         described = await table.describe()
+        disagree = tuple(disagreements(table.layout, described))
         types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
         names = [k["AttributeName"] for k in described["KeySchema"]]
         key: dict[str, Any] = {name: PROBE_VALUES[types[name]] for name in names}
@@ -87,10 +133,10 @@ async def probe(table: Table) -> Capabilities:
     except EdgewiseError as exc:
         cause = exc.__cause__ or exc
         if error_code(cause) == "TransactionCanceledException":  # ran, and the condition failed
-            return Capabilities(endpoint, True)
+            return Capabilities(endpoint, True, disagreements=disagree)
         if (why := _refusal(cause)) is not None:
-            return Capabilities(endpoint, False, why)
-        return Capabilities(endpoint, None, str(exc))
+            return Capabilities(endpoint, False, why, disagree)
+        return Capabilities(endpoint, None, str(exc), disagree)
     except Exception as exc:  # e.g. an unexpected answer shape: undecided, not fatal
         return Capabilities(endpoint, None, f"{type(exc).__name__}: {exc}")
-    return Capabilities(endpoint, True)
+    return Capabilities(endpoint, True, disagreements=disagree)

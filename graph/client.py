@@ -127,7 +127,7 @@ async def open_client(
 
 def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:
     """The table as CreateTable's parameters, which are also the properties of a CloudFormation
-    ``AWS::DynamoDB::Table``: string keys named by ``layout`` (a model's, or the demo's), GSIs
+    ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (a model's, or the demo's), GSIs
     projecting ALL, on-demand billing.
 
     The one definition of the table: ``create_table`` sends it and ``edgewise create-table
@@ -140,7 +140,9 @@ def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> d
     )
     definition: dict[str, Any] = {} if name is None else {"TableName": name}
     definition |= {
-        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
+        "AttributeDefinitions": [
+            {"AttributeName": a, "AttributeType": layout.types.get(a, "S")} for a in attributes
+        ],
         "KeySchema": [
             {"AttributeName": layout.pk, "KeyType": "HASH"},
             {"AttributeName": layout.sk, "KeyType": "RANGE"},

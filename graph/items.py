@@ -7,6 +7,7 @@ import base64
 import binascii
 import json
 import logging
+import re
 import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from model import EdgeType, Index, KeyValueError, Model, NodeType, Template
 
 from .errors import BadUserInput
-from .keys import ItemKey, validate_id
+from .keys import ItemKey
 from .reads import Branch, Listing
 from .table import Item, Layout
 
@@ -53,7 +54,10 @@ class Codec:
             model.partition_key,
             model.sort_key,
             {name: (index.pk, index.sk) for name, index in model.indexes.items()},
+            model.key_types,
         )
+        self._typed = bool(model.key_types)
+        self._ids = (re.compile(model.ids[0]), model.ids[1]) if model.ids else None
         self._by_value = {t.type_value: t for t in model.types.values()}
         self._singles = [t for t in model.types.values() if t.single]
         self._keeps: dict[tuple[str, str], Callable[[Item], bool]] = {}
@@ -73,11 +77,34 @@ class Codec:
         checked = dict(values)
         for name in node.key_fields:
             if name == "id" or node.fields[name].type.name == "ID":
-                checked[name] = validate_id(str(values.get(name, "")))
+                checked[name] = self.valid_id(str(values.get(name, "")))
         pk = self.format(node.pk, checked)
-        return ItemKey(pk, pk if node.single else self.format(node.sk, checked))
+        sk = pk if node.single else self.format(node.sk, checked)
+        if self._typed:
+            return ItemKey(self.typed(self.layout.pk, pk), self.typed(self.layout.sk, sk))
+        return ItemKey(pk, sk)
+
+    def typed(self, attribute: str | None, text: Any) -> Any:
+        """A key attribute's value from its text (a number for an N key, bytes for B)."""
+        try:
+            return self.layout.value(attribute, text)
+        except KeyValueError as exc:
+            raise BadUserInput(f"invalid key value: {exc}") from None
+
+    def valid_id(self, raw: str) -> str:
+        """``raw`` if the model's ids may be it (its ``ids`` rule, else any non-empty string
+        of at most 1,024 bytes; the template checks what it can hold), else BAD_USER_INPUT."""
+        if self._ids is not None:
+            pattern, description = self._ids
+            if not pattern.fullmatch(raw):
+                raise BadUserInput(f"invalid id {raw[:140]!r}: ids are {description}")
+        elif not raw or len(raw.encode()) > 1024:
+            raise BadUserInput(f"invalid id {raw[:140]!r}: an id is 1 to 1,024 bytes")
+        return raw
 
     def key_values(self, node: NodeType, key: ItemKey) -> dict[str, str] | None:
+        if self._typed:
+            key = ItemKey(self.layout.text(key.pk), self.layout.text(key.sk))
         values = node.pk.parse(key.pk)
         if values is None:
             return None
@@ -97,8 +124,10 @@ class Codec:
         parsed = node.pk.parse(raw)
         if parsed is not None:
             return Ref(node, self.key(node, parsed))
-        if "#" in raw:
-            return None
+        if any(other.pk.parse(raw) is not None for other in self._singles):
+            return None  # another type's global id
+        if self._ids is not None and "#" in raw:
+            return None  # the shape of a key, of a type this model does not have
         return Ref(node, self.key(node, {"id": raw}))
 
     def edge_key(self, edge: EdgeType, source: ItemKey, target: ItemKey) -> ItemKey:
@@ -108,9 +137,12 @@ class Codec:
 
     def global_id(self, ref: Ref) -> str:
         """The key itself for a one-template type, else an opaque, stable id."""
+        pk, sk = ref.key
+        if self._typed:
+            pk, sk = self.layout.text(pk), self.layout.text(sk)
         if ref.type.single:
-            return ref.key.pk
-        raw = json.dumps([ref.type.name, ref.key.pk, ref.key.sk], separators=(",", ":"))
+            return pk
+        raw = json.dumps([ref.type.name, pk, sk], separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     def from_global_id(self, raw: str) -> Ref | None:
@@ -143,7 +175,7 @@ class Codec:
         node = self.model.types.get(name)
         if node is None:
             return None
-        key = ItemKey(pk, sk)
+        key = ItemKey(self.typed(self.layout.pk, pk), self.typed(self.layout.sk, sk))
         values = self.key_values(node, key)
         if values is None:
             raise BadUserInput("invalid global id: its key does not fit its type")

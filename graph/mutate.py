@@ -80,8 +80,9 @@ class Writer:
         if model.version_attribute:
             item[model.version_attribute] = 1
         if model.timestamps and at:
-            item["createdAt"] = item["updatedAt"] = at
-            values = {"createdAt": at, "updatedAt": at, **values}
+            item |= dict.fromkeys(model.stamps, at)
+            stamped = {n: at for n, f in node.fields.items() if f.kind == "stamp"}
+            values = stamped | dict(values)
         if model.store_key_fields and "id" in node.key_fields:
             item["id"] = values["id"]
         for name, f in node.fields.items():
@@ -108,9 +109,10 @@ class Writer:
             needed = set(write.pk.placeholders) | set(write.sk.placeholders if write.sk else ())
             if any(filled.get(n) is None for n in needed):
                 continue
-            out[write.index.pk] = self.codec.format(write.pk, filled)
+            codec = self.codec
+            out[write.index.pk] = codec.typed(write.index.pk, codec.format(write.pk, filled))
             if write.sk is not None and write.index.sk is not None:
-                out[write.index.sk] = self.codec.format(write.sk, filled)
+                out[write.index.sk] = codec.typed(write.index.sk, codec.format(write.sk, filled))
         return out
 
     def edge_item(
@@ -344,11 +346,11 @@ class Writer:
         before = self.values_of(node, old)
         after = {k: v for k, v in before.items()} | dict(changes)
         new = self.node_item(node, after, None)
-        for attr in ("createdAt",):
-            if attr in old:
-                new[attr] = old[attr]
+        created, modified = self.model.stamps
+        if created in old:
+            new[created] = old[created]
         if self.model.timestamps:
-            new["updatedAt"] = now_iso()
+            new[modified] = now_iso()
         if version_attr:
             new[version_attr] = (version or 0) + 1
         for attr, value in old.items():  # attributes the model does not know stay as they are
@@ -624,6 +626,8 @@ class Writer:
         repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
         actions = [self._put(item, "attribute_not_exists({pk})", lambda _old: repeated)]
         for end, ref in (("from", source), ("to", target)):
+            if ref.type.implicit:
+                continue  # no item of its own: it exists once the edge does
             counter = edge.counter(end)
             action = self._exists(
                 ref.key,

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
+from boto3.dynamodb.types import Binary
 
 from model import Bounds, Template
+from model.templates import HIGHEST
 
 from .errors import BadUserInput
 from .expressions import Expr
@@ -63,6 +65,32 @@ class Branch(NamedTuple):
     high: str | None = None
     strip: int = 0
     check: Bounds | None = None
+
+
+def _typed_check(layout: Layout, attribute: str, check: Bounds) -> Callable[[Any], bool]:
+    """``check`` on a number or binary sort key (its template is one placeholder): compared as
+    numbers or bytes, as DynamoDB compares them."""
+    low = None if check.low is None else layout.value(attribute, check.low)
+    high = None if check.high is None else layout.value(attribute, check.high)
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, Binary):
+            value = value.value
+        if value is None or isinstance(value, str):
+            return False
+        if check.exclusive:
+            return (low is None or value > low) and (high is None or value < high)
+        return (low is None or value >= low) and (high is None or value <= high)
+
+    return holds
+
+
+def _typed_bound(layout: Layout, attribute: str | None, text: str | None) -> Any:
+    """A bound on a number or binary sort key: an open end (the empty text, or one past every
+    value) is no bound at all."""
+    if text is None or text == "" or text.endswith(HIGHEST):
+        return None
+    return layout.value(attribute, text)
 
 
 def narrowed(
@@ -205,7 +233,7 @@ def positions(listing: Listing, cursor: str | None) -> list[list[str] | None]:
         if position is None:
             continue
         partition, sort = (position[0], position[1]) if size == 2 else (position[2], position[3])
-        if partition != branch.partition or not sort.startswith(branch.prefix):
+        if partition != _text(branch.partition) or not sort.startswith(branch.prefix):
             raise BadUserInput("this cursor belongs to another connection")
     return value
 
@@ -215,7 +243,16 @@ def _position(layout: Layout, index: str | None, item: Item) -> list[str]:
     if index is not None:
         hash_key, range_key = layout.keys(index)
         position += [item[hash_key], item[range_key] if range_key else ""]
-    return [str(p) for p in position]
+    return [_text(p) for p in position]
+
+
+_text = Layout().text
+
+
+def _merged(value: Any, strip: int) -> Any:
+    """A sort key's place in a merge: a string without its branch's prefix; a number or bytes
+    as itself (DynamoDB orders them so)."""
+    return value[strip:] if isinstance(value, str) else value
 
 
 def cursor_of(layout: Layout, index: str | None, item: Item) -> str:
@@ -327,14 +364,21 @@ class Reads:
             start[hash_key] = position[2]
             if range_key:
                 start[range_key] = position[3]
+        if self.layout.types:
+            return {k: _value(self.layout.value(k, v)) for k, v in start.items()}
         return {k: {"S": v} for k, v in start.items()}
 
     def _params(self, listing: Listing, branch: Branch) -> dict[str, Any]:
-        hash_key, range_key = self.layout.keys(listing.index)
+        layout = self.layout
+        hash_key, range_key = layout.keys(listing.index)
         expr = Expr()
-        condition = expr.key_condition(
-            hash_key, branch.partition, range_key, branch.prefix, branch.low, branch.high
-        )
+        partition, prefix, low, high = branch.partition, branch.prefix, branch.low, branch.high
+        if layout.types.get(range_key or ""):  # a number or binary sort key: bounds, no prefix
+            low, high = _typed_bound(layout, range_key, low), _typed_bound(layout, range_key, high)
+            prefix = ""
+        if layout.types:
+            partition = layout.value(hash_key, partition)
+        condition = expr.key_condition(hash_key, partition, range_key, prefix, low, high)
         params = {"KeyConditionExpression": condition, "ScanIndexForward": listing.forward}
         filters = []
         if listing.only is not None:
@@ -355,9 +399,10 @@ class Reads:
         if check is None:
             return keep
         sort = self.layout.keys(listing.index)[1] or self.layout.sk
+        holds = _typed_check(self.layout, sort, check) if sort in self.layout.types else check.holds
         if keep is None:
-            return lambda item: check.holds(item.get(sort))
-        return lambda item: check.holds(item.get(sort)) and keep(item)
+            return lambda item: holds(item.get(sort))
+        return lambda item: holds(item.get(sort)) and keep(item)
 
     async def _branch(
         self, listing: Listing, branch: Branch, limit: int, position: list[str] | None
@@ -397,7 +442,7 @@ class Reads:
         )
         range_key = self.layout.keys(listing.index)[1] or self.layout.pk
         tagged = [
-            [(str(item.get(range_key, ""))[branch.strip :], i, item) for item in items]
+            [(_merged(item.get(range_key, ""), branch.strip), i, item) for item in items]
             for i, (branch, (items, _more)) in enumerate(
                 zip(listing.branches, results, strict=True)
             )

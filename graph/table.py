@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import random
 import time
 import uuid
@@ -10,10 +12,13 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import TypeSerializer
+from boto3.dynamodb.types import Binary, TypeSerializer
 from botocore.exceptions import ClientError
+
+from model import KeyValueError
 
 from .dynamo_json import decode_item
 from .errors import (
@@ -61,13 +66,49 @@ class Layout:
     pk: str = "PK"
     sk: str = "SK"
     indexes: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
+    types: Mapping[str, str] = field(default_factory=dict)  # key attributes of type N or B
 
     def keys(self, index: str | None) -> tuple[str, str | None]:
         return (self.pk, self.sk) if index is None else self.indexes[index]
 
-    def key(self, key: ItemKey) -> dict[str, dict[str, str]]:
+    def key(self, key: ItemKey) -> dict[str, dict[str, Any]]:
         """A primary key in DynamoDB JSON."""
-        return {self.pk: {"S": key.pk}, self.sk: {"S": key.sk}}
+        if not self.types:
+            return {self.pk: {"S": key.pk}, self.sk: {"S": key.sk}}
+        return to_dynamo({self.pk: key.pk, self.sk: key.sk})
+
+    def value(self, attribute: str | None, text: Any) -> Any:
+        """A key attribute's value from its text in a template, cursor or argument: a string
+        as is, a number (N) as a Decimal, binary (B) from base64. A value no key of that type
+        can hold raises :class:`model.KeyValueError`."""
+        kind = self.types.get(attribute or "")
+        if kind is None or not isinstance(text, str):
+            return text
+        if kind == "N":
+            try:
+                number = Decimal(text)
+            except ArithmeticError:
+                number = None
+            if number is None or not number.is_finite():
+                raise KeyValueError(f"{attribute} is a number key, got {text[:80]!r}")
+            return number
+        try:
+            return base64.b64decode(text, validate=True)
+        except binascii.Error:
+            raise KeyValueError(
+                f"{attribute} is a binary key: give base64, got {text[:80]!r}"
+            ) from None
+
+    def text(self, value: Any) -> str:
+        """A key attribute's value as text (the inverse of :meth:`value`)."""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, Binary):
+            value = value.value
+        if isinstance(value, bytes | bytearray):
+            return base64.b64encode(value).decode()
+        text = format(value, "f") if isinstance(value, Decimal) else str(value)
+        return text.rstrip("0").rstrip(".") if "." in text else text  # as DynamoDB writes it
 
     def item_key(self, item: Mapping[str, Any]) -> ItemKey:
         return ItemKey.of(item[self.pk], item[self.sk])

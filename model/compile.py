@@ -77,18 +77,69 @@ class _Compiler:
         self.name = name
         self.problems: list[Problem] = []
         table = file.table
-        self.indexes = {n: Index(n, i.partition_key, i.sort_key) for n, i in table.indexes.items()}
-        self.enums = {n: tuple(v) for n, v in file.enums.items()}
+        self.pk, self.sk = s.key_name(table.partition_key), s.key_name(table.sort_key)
+        self.indexes = {
+            n: Index(n, s.key_name(i.partition_key), s.key_name(i.sort_key) if i.sort_key else None)
+            for n, i in table.indexes.items()
+        }
+        declared: list[tuple[s.KeyDecl, Path]] = [(table.partition_key, ("table", "partitionKey"))]
+        declared.append((table.sort_key, ("table", "sortKey")))
+        for n, i in table.indexes.items():
+            declared.append((i.partition_key, ("table", "indexes", n, "partitionKey")))
+            if i.sort_key is not None:
+                declared.append((i.sort_key, ("table", "indexes", n, "sortKey")))
+        self.key_types: dict[str, str] = {}
+        for key, where in declared:
+            name, kind = s.key_name(key), s.key_type(key)
+            if self.key_types.get(name, kind) != kind:
+                self.problem(
+                    (*where, "type"),
+                    f"{name} is declared {self.key_types[name]} elsewhere; an attribute has "
+                    "one type",
+                )
+            self.key_types.setdefault(name, kind)
+        self.enums = {
+            n: dict(zip(v, v, strict=True)) if isinstance(v, list) else dict(v)
+            for n, v in file.enums.items()
+        }
 
     def problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem(path, message))
 
     def template(self, path: Path, text: str) -> Template | None:
         try:
-            return Template.compile(text)
+            return Template.compile(text, self.file.table.key_casing)
         except TemplateSyntaxError as exc:
             self.problem(path, str(exc))
             return None
+
+    def typed_key(
+        self, where: Path, template: Template, attribute: str, fields: Mapping[str, Field]
+    ) -> None:
+        """A template over an N key is one placeholder of an Int or Float field, over a B key one
+        placeholder of a (base64) String or ID field: DynamoDB compares such keys as numbers or
+        bytes, so they hold no literal text."""
+        kind = self.key_types.get(attribute, "S")
+        if kind == "S":
+            return
+        names = template.placeholders
+        wanted = ("Int", "Float", "ID") if kind == "N" else ("String", "ID")
+        shown = "an Int or Float" if kind == "N" else "a base64 String"
+        if len(template.parts) != 1 or len(names) != 1:
+            self.problem(
+                where,
+                f"{attribute} is a {kind} key: its template is one placeholder of {shown} "
+                f"field with no literal text, e.g. '{{{names[0] if names else 'id'}}}'",
+            )
+            return
+        field = fields.get(names[0])
+        if names[0] != "id" and field is not None and field.type.name not in wanted:
+            self.problem(
+                where,
+                f"{attribute} is a {kind} key, so {{{names[0]}}} must be {shown} field, "
+                f"not {field.type.name}; declare `{names[0]}: "
+                f"{'Int!' if kind == 'N' else 'String!'}`",
+            )
 
     def type_ref(self, path: Path, text: str, objects: bool = True) -> TypeRef | None:
         ref = TypeRef.parse(text)
@@ -166,16 +217,32 @@ class _Compiler:
                 if kind:
                     compiled = replace(compiled, kind="key")
                 fields[field_name] = compiled
+        if t.implicit:
+            for field_name, f in fields.items():
+                if f.kind in ("value", "ref") and f.type.non_null:
+                    self.problem(
+                        (*path, "fields", field_name),
+                        f"{name} is implicit (no item of its own), so {field_name} is null "
+                        f"where nothing is stored; make it nullable: {f.type.nullable()}",
+                    )
+        where = (*path, "key") if single else (*path, "key", "pk")
+        self.typed_key(where, pk, self.pk, fields)
+        self.typed_key(where if single else (*path, "key", "sk"), sk, self.sk, fields)
         for field_name, compiled_field in fields.items():
             if compiled_field.unique is not None and not single:
                 self.problem(
                     (*path, "fields", field_name, "unique"),
                     "a unique field belongs to a type with a one-template key such as 'USER#{id}'",
                 )
-        if self.file.table.timestamps:
-            for stamp in ("createdAt", "updatedAt"):
+        stamps = self.stamps()
+        if self.file.table.timestamps is True:
+            for stamp in stamps:
                 if stamp not in fields:
                     fields[stamp] = Field(stamp, TypeRef("DateTime", True), stamp, "stamp")
+        elif self.file.table.timestamps:  # named attributes: served where a field declares them
+            for field_name, f in fields.items():
+                if f.kind == "value" and f.attribute in stamps:
+                    fields[field_name] = replace(f, kind="stamp")
         writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, shards_allowed=True)
         lookup = lower_first(name)
         names = {
@@ -197,11 +264,12 @@ class _Compiler:
             parent,
             t.description,
             names,
-            t.mutations,
+            t.mutations and not t.implicit,
             t.type_value or name,
             frozenset(t.fields),
             t.node,
             tuple(t.expose) if t.expose is not None else None,
+            t.implicit,
         )
 
     def parent(
@@ -223,7 +291,7 @@ class _Compiler:
             self.problem(("types", name, "key"), "a child's key is {pk, sk}: pk the parent's key")
             return None, ()
         try:
-            parent_key = Template.compile(parent_spec.key)
+            parent_key = Template.compile(parent_spec.key, self.file.table.key_casing)
         except TemplateSyntaxError:
             return None, ()
         shape = [p if isinstance(p, str) else None for p in pk.parts]
@@ -409,7 +477,7 @@ class _Compiler:
         """A claim item's owner attribute and type value cannot be taken for anything else."""
         table = self.file.table
         values = {t.type_value: t.name for t in types.values()}
-        keys = {table.partition_key, table.sort_key, table.type_attribute}
+        keys = {self.pk, self.sk, table.type_attribute}
         for node in types.values():
             for field in node.fields.values():
                 unique = field.unique
@@ -489,6 +557,9 @@ class _Compiler:
                     where,
                     f"unknown placeholder {{{unknown}}}; {did_you_mean(unknown, placeholders)}",
                 )
+            self.typed_key((*where, "pk"), pk, index.pk, {})
+            if sk is not None and index.sk is not None:
+                self.typed_key((*where, "sk"), sk, index.sk, {})
             out.append(IndexWrite(index, pk, sk, keys.shards))
         return tuple(out)
 
@@ -561,9 +632,15 @@ class _Compiler:
                 self.problem((*path, "fields", field_name), "an edge field is a value or a copyOf")
                 continue
             fields[field_name] = compiled
+        implicit = [t for t in (e.from_, e.to) if self.file.types[t].implicit]
+        if e.count == "counter" and implicit:
+            self.problem(
+                (*path, "count"),
+                f"{implicit[0]} is implicit (no item to hold a counter); write `count: query`",
+            )
         writes = self.index_writes(path, e.indexes, set(fields) | {"from", "to"}, False)
         incoming = any(w.index.name and set(w.pk.placeholders) <= {"to"} for w in writes) or any(
-            i.pk == self.file.table.sort_key for i in self.indexes.values()
+            i.pk == self.sk for i in self.indexes.values()
         )
         for field_name, f in fields.items():  # a copy of `to` is refreshed from its edges
             if f.kind == "copy" and f.end == "to" and not incoming:
@@ -595,7 +672,7 @@ class _Compiler:
                 )
             else:
                 index = self.indexes[e.reverse.index]
-                inverted = index.pk == self.file.table.sort_key
+                inverted = index.pk == self.sk
                 if not inverted and not any(w.index == index for w in writes):
                     self.problem(
                         where,
@@ -665,11 +742,7 @@ class _Compiler:
                 f"unknown index {q.index!r}; {did_you_mean(q.index, self.indexes)}",
             )
             return None
-        index = (
-            self.indexes[q.index]
-            if q.index
-            else Index(None, self.file.table.partition_key, self.file.table.sort_key)
-        )
+        index = self.indexes[q.index] if q.index else Index(None, self.pk, self.sk)
         partition = self.template((*path, "partition"), q.partition)
         sort = self.template((*path, "sort", "template"), q.sort.template) if q.sort else None
         if partition is None or (q.sort is not None and sort is None):
@@ -797,13 +870,13 @@ class _Compiler:
         return Model(
             self.name,
             table.name,
-            table.partition_key,
-            table.sort_key,
+            self.pk,
+            self.sk,
             table.type_attribute,
             table.label_attribute or table.type_attribute,
             table.version_attribute,
             table.store_key_fields,
-            table.timestamps,
+            bool(table.timestamps),
             self.indexes,
             self.enums,
             types,
@@ -814,7 +887,28 @@ class _Compiler:
             {root: tuple(names) for root, names in file.expose.items()},
             dict(file.descriptions),
             deletions=self.deletions(types),
+            key_types={a: t for a, t in self.key_types.items() if t != "S"},
+            ids=self.ids(),
+            key_casing=self.file.table.key_casing,
+            stamps=self.stamps(),
         )
+
+    def stamps(self) -> tuple[str, str]:
+        spec = self.file.table.timestamps
+        if isinstance(spec, s.TimestampsSpec):
+            return spec.created, spec.modified
+        return "createdAt", "updatedAt"
+
+    def ids(self) -> tuple[str, str] | None:
+        spec = self.file.table.ids
+        if spec is None:
+            return None
+        try:
+            re.compile(spec.pattern)
+        except re.error as exc:
+            self.problem(("table", "ids", "pattern"), f"not a regular expression: {exc}")
+            return None
+        return spec.pattern, spec.description
 
     def deletions(self, types: Mapping[str, NodeType]) -> Deletions | None:
         """Where large deletes mark their node: an index whose keys the mark may write."""
@@ -829,7 +923,7 @@ class _Compiler:
                 f"unknown index {spec.index!r}; {did_you_mean(spec.index, self.indexes)}",
             )
             return None
-        if {index.pk, index.sk} & {table.partition_key, table.sort_key}:
+        if {index.pk, index.sk} & {self.pk, self.sk}:
             self.problem(
                 ("table", "deletions", "index"),
                 f"index {spec.index} is keyed by the table's own key attributes, which the mark "

@@ -230,7 +230,7 @@ class _Compiler:
         if kind == "enum":
             values = self.model.enums[name]
             if value in values:
-                return value
+                return values[value]  # as stored
             self.report(
                 place,
                 f"{value!r} is not a value of {name}; {self.suggest(str(value), list(values))}",

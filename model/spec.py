@@ -15,8 +15,10 @@ __all__ = [
     "EdgeEnd",
     "EdgeSpec",
     "FieldSpec",
+    "IdsSpec",
     "IndexKeys",
     "IndexSpec",
+    "KeyAttribute",
     "KeyPair",
     "ModelSpec",
     "MutationSpec",
@@ -26,8 +28,11 @@ __all__ = [
     "QuerySpec",
     "SortSpec",
     "TableSpec",
+    "TimestampsSpec",
     "TypeSpec",
     "UniqueSpec",
+    "key_name",
+    "key_type",
 ]
 
 GraphQLName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -41,11 +46,39 @@ class Spec(BaseModel):
     )
 
 
+KeyType = Literal["S", "N", "B"]
+
+
+class KeyAttribute(Spec):
+    """A key attribute of another type than a string."""
+
+    name: str = Field(description="The attribute's name.")
+    type: KeyType = Field(
+        "S",
+        description="`S` (string), `N` (number: its template is one placeholder of an Int or "
+        "Float field) or `B` (binary: one placeholder of a base64 String field).",
+    )
+
+
+KeyDecl = str | KeyAttribute
+
+
+def key_name(key: KeyDecl) -> str:
+    return key if isinstance(key, str) else key.name
+
+
+def key_type(key: KeyDecl) -> str:
+    return "S" if isinstance(key, str) else key.type
+
+
 class IndexSpec(Spec):
     """A global secondary index (projection ALL): its key attribute names."""
 
-    partition_key: str = Field(description="Attribute name of the index's partition key.")
-    sort_key: str | None = Field(None, description="Attribute name of the index's sort key.")
+    partition_key: KeyDecl = Field(
+        description="The index's partition key: an attribute name (a string), or "
+        "`{name, type: N}` for a number, `{name, type: B}` for binary."
+    )
+    sort_key: KeyDecl | None = Field(None, description="The index's sort key, likewise.")
 
 
 class DeletionsSpec(Spec):
@@ -65,10 +98,35 @@ class DeletionsSpec(Spec):
     )
 
 
+class IdsSpec(Spec):
+    """A rule every id of the model must follow, beyond what its key template can hold."""
+
+    pattern: str = Field(description="A regular expression an id must match in full.")
+    description: str = Field(
+        description="What the pattern allows, in words, for the error message "
+        "(`ids are <description>`)."
+    )
+
+
+class TimestampsSpec(Spec):
+    """The attributes holding when an item was created and last modified."""
+
+    created: str = Field("createdAt", description="Written once, when the item is created.")
+    modified: str = Field("updatedAt", description="Written on creation and every update.")
+
+
 class TableSpec(Spec):
-    name: str = Field(description="The default table name (`--table` overrides it).")
-    partition_key: str = Field("PK", description="Attribute name of the table's partition key.")
-    sort_key: str = Field("SK", description="Attribute name of the table's sort key.")
+    name: str | None = Field(
+        None,
+        description="The default table name (`--table` or EDGEWISE_TABLE overrides it); "
+        "without it, one of those must name the table.",
+    )
+    partition_key: KeyDecl = Field(
+        "PK",
+        description="The table's partition key: an attribute name (a string), or "
+        "`{name, type: N}` for a number, `{name, type: B}` for binary.",
+    )
+    sort_key: KeyDecl = Field("SK", description="The table's sort key, likewise.")
     type_attribute: str | None = Field(
         None,
         description="Attribute holding an item's type name; without it an item's type is "
@@ -80,11 +138,27 @@ class TableSpec(Spec):
     version_attribute: str | None = Field(
         None, description="Attribute for optimistic locking (`expectedVersion`)."
     )
+    key_casing: Literal["none", "lower", "upper"] = Field(
+        "none",
+        description="Lower- or upper-case the values placed into keys (writes, arguments, a "
+        "parent's fields), as ElectroDB does; stored attributes keep their case. A key "
+        "placeholder field is then read from its own attribute, not from the key.",
+    )
+    ids: IdsSpec | None = Field(
+        None,
+        description="A rule for ids; without it an id is any non-empty string (at most 1,024 "
+        "bytes) that its template can hold: a value may not contain the literal text that "
+        "follows its placeholder.",
+    )
     store_key_fields: bool = Field(
         False, description="Also write key placeholders as attributes of their own."
     )
-    timestamps: bool = Field(
-        False, description="Write `createdAt` and `updatedAt` on every node item."
+    timestamps: bool | TimestampsSpec = Field(
+        False,
+        description="`true`: write `createdAt` and `updatedAt` on every node item and serve "
+        "them on every type; `{created, modified}`: the attributes to write instead (`_ct`, "
+        "`_md`, as dynamodb-toolbox names them), served where a type declares fields over them "
+        "(`created: {type: DateTime!, attribute: _ct}`). `modified` is rewritten by every update.",
     )
     indexes: dict[str, IndexSpec] = Field(default_factory=dict)
     deletions: DeletionsSpec | None = Field(
@@ -230,6 +304,12 @@ class TypeSpec(Spec):
     indexes: dict[str, IndexKeys] = Field(default_factory=dict)
     names: Names = Field(default_factory=Names)
     mutations: bool = Field(True, description="Generate create/update/delete mutations.")
+    implicit: bool = Field(
+        False,
+        description="No item of its own: a node exists while items are keyed under it (the "
+        "partition of its children or edges). Looked up without a read; no create, update or "
+        "delete mutation; edges to it are added and removed as usual.",
+    )
     node: bool = Field(
         True,
         description="Implements Node (a global id, `node(id:)`, a root lookup); `false`: read "
@@ -322,7 +402,11 @@ class ModelSpec(Spec):
     """A model file: a table's layout and the GraphQL API over it."""
 
     table: TableSpec
-    enums: dict[GraphQLName, list[GraphQLName]] = Field(default_factory=dict)
+    enums: dict[GraphQLName, list[GraphQLName] | dict[GraphQLName, str]] = Field(
+        default_factory=dict,
+        description="Enums: a list of values (stored as written), or GraphQL value to the "
+        "string stored for it (`{IN_PROGRESS: in-progress}`).",
+    )
     types: dict[GraphQLName, TypeSpec]
     edges: dict[GraphQLName, EdgeSpec] = Field(default_factory=dict)
     queries: dict[GraphQLName, QuerySpec] = Field(default_factory=dict)

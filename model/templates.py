@@ -12,9 +12,11 @@ import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["Bounds", "KeyValueError", "Placeholder", "Template", "TemplateSyntaxError"]
+
+Casing = Literal["none", "lower", "upper"]
 
 # A value that sorts after every value a placeholder can hold (as UTF-8 bytes, as DynamoDB
 # compares strings): the upper bound of a range over one placeholder.
@@ -35,6 +37,7 @@ class Placeholder:
     name: str
     spec: str = ""  # a Python format spec, e.g. ``012d``
     stop: str = ""  # the literal text that ends it ('' for the last part)
+    casing: Casing = "none"  # applied to the value placed into the key
 
     def render(self, value: Any) -> str:
         if value is None or value == "":
@@ -46,6 +49,8 @@ class Placeholder:
                 raise KeyValueError(f"{self.name}={value!r} does not fit {{{self.spec}}}") from exc
         else:
             text = value if isinstance(value, str) else str(value)
+        if self.casing != "none":
+            text = text.lower() if self.casing == "lower" else text.upper()
         if self.stop and self.stop in text:
             raise KeyValueError(f"{self.name} must not contain {self.stop!r}, got {text[:80]!r}")
         return text
@@ -59,7 +64,9 @@ class Template:
     parts: tuple[str | Placeholder, ...]
 
     @classmethod
-    def compile(cls, text: str) -> Template:
+    def compile(cls, text: str, casing: Casing = "none") -> Template:
+        """``casing``: lower- or upper-case every value placed into the key (ElectroDB's keys),
+        never the template's own text."""
         parts: list[str | Placeholder] = []
         try:
             parsed = list(string.Formatter().parse(text))
@@ -79,12 +86,12 @@ class Template:
                     f"{text!r}: {{{parts[-1].name}}}{{{name}}} has no text between them, so the "
                     "key could not be split; put a separator such as # between placeholders"
                 )
-            parts.append(Placeholder(name, spec or ""))
+            parts.append(Placeholder(name, spec or "", casing=casing))
         for i, part in enumerate(parts):  # each placeholder stops at the literal after it
             if isinstance(part, Placeholder) and i + 1 < len(parts):
                 following = parts[i + 1]
                 assert isinstance(following, str)
-                parts[i] = Placeholder(part.name, part.spec, following)
+                parts[i] = Placeholder(part.name, part.spec, following, casing)
         names = [p.name for p in parts if isinstance(p, Placeholder)]
         if len(set(names)) != len(names):
             raise TemplateSyntaxError(f"{text!r}: a placeholder appears twice")

@@ -155,6 +155,7 @@ class NodeType:
     declared: frozenset[str] = frozenset()  # fields the file declares (key fields stored)
     node: bool = True  # implements Node: a global id, node(id:), a root lookup
     expose: tuple[str, ...] | None = None  # the GraphQL fields in order; None: every one
+    implicit: bool = False  # no item of its own: exists while items are keyed under it
 
     @cached_property
     def keyed(self) -> frozenset[str]:
@@ -261,16 +262,16 @@ class Mutation:
 @dataclass(frozen=True)
 class Model:
     name: str
-    table: str
+    table: str | None  # None: --table names it
     partition_key: str
     sort_key: str
     type_attribute: str | None
     label_attribute: str | None
     version_attribute: str | None
     store_key_fields: bool
-    timestamps: bool
+    timestamps: bool  # Edgewise writes the `stamps` attributes on every node item
     indexes: dict[str, Index]
-    enums: dict[str, tuple[str, ...]]
+    enums: dict[str, dict[str, str]]  # per enum: GraphQL value -> the string stored
     types: dict[str, NodeType]
     edges: dict[str, EdgeType]
     queries: dict[str, Query]
@@ -280,6 +281,10 @@ class Model:
     descriptions: dict[str, str] = field(default_factory=dict)  # by schema coordinate
     access: Access | None = None  # the file's `access` rules, compiled by model.access
     deletions: Deletions | None = None
+    key_types: dict[str, str] = field(default_factory=dict)  # key attributes not S: N or B
+    ids: tuple[str, str] | None = None  # (pattern, description) every id must follow
+    key_casing: str = "none"  # lower/upper: keys hold cased copies of their values
+    stamps: tuple[str, str] = ("createdAt", "updatedAt")  # created, modified attributes
 
 
 @dataclass(frozen=True, slots=True)

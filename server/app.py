@@ -119,9 +119,15 @@ async def readyz(request: Request) -> Response:
 
 
 async def check_capabilities(table: Table, settings: Settings) -> Capabilities:
-    """Probe the endpoint; raise when mutations cannot work there and the server is not
-    ``read_only``. An undecided probe (e.g. no table yet) is left to ``/readyz``."""
+    """Probe the endpoint; raise when the table's keys disagree with the model's, or when
+    mutations cannot work there and the server is not ``read_only``. An undecided probe (e.g.
+    no table yet) is left to ``/readyz``."""
     capabilities = await probe(table)
+    if capabilities.disagreements:
+        raise EdgewiseError(
+            f"the model disagrees with table {table.name!r}: "
+            + "; ".join(capabilities.disagreements)
+        )
     if capabilities.missing and not settings.read_only:
         raise EdgewiseError(capabilities.explain())
     if capabilities.transactions is None:

@@ -27,7 +27,7 @@ from graph.client import (
 )
 from graph.errors import EdgewiseError
 from graph.table import Layout, RetryPolicy, Table
-from model import SHIPPED, ModelError, json_schema, load_model
+from model import SHIPPED, ModelError, json_schema
 
 from .engine import DEMO, Engine, engine_for
 from .logs import FORMATS, configure
@@ -73,7 +73,12 @@ def _engine(args: argparse.Namespace) -> Engine:
     except ModelError as exc:
         sys.stderr.write("\n".join(exc.lines) + "\n")
         raise SystemExit(f"edgewise {args.command}: the model {exc.source} is invalid") from None
-    args.table = getattr(args, "table", None) or engine.table_name
+    args.table = getattr(args, "table", None) or engine.model.table
+    if args.table is None and args.command not in ("export-schema", "check-model"):
+        raise SystemExit(
+            f"edgewise {args.command}: the model names no table (table.name): pass --table T "
+            "or set EDGEWISE_TABLE"
+        )
     return engine
 
 
@@ -284,10 +289,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate a model file: each mistake is one line on stderr, "
         "`<dotted.path> (line N): <problem>; <what to write instead>`, and the exit status is 1. "
         "A valid model is summarised: types, edges, indexes, and each access pattern with the "
-        "DynamoDB operation it costs.",
+        "DynamoDB operation it costs. With --dynamodb, the table's keys and indexes (names and "
+        "types, from DescribeTable) must agree with the model's too.",
     )
     check.add_argument("model_arg", nargs="?", metavar="M", help="the model (default --model)")
-    _model_flag(check)
+    _connection_flags(check)
 
     infer = commands.add_parser(
         "infer",
@@ -407,14 +413,15 @@ def _create_table(args: argparse.Namespace) -> None:
     print(f"table {args.table!r} {'created' if created else 'already exists'} and ACTIVE")
 
 
-async def _probe(settings: Settings) -> Capabilities:
+async def _probe(settings: Settings, layout: Layout) -> Capabilities:
     from .app import check_capabilities
 
     config = client_config(settings.connect_timeout, settings.read_timeout)
     assert settings.table is not None  # set from the model by _engine
     lean = settings.client == "lean"
     async with open_client(Endpoint.parse(settings.dynamodb), config, lean=lean) as client:
-        table = Table(client, settings.table, RetryPolicy(deadline=settings.deadline))
+        policy = RetryPolicy(deadline=settings.deadline)
+        table = Table(client, settings.table, policy, layout=layout)
         return await check_capabilities(table, settings)
 
 
@@ -435,7 +442,7 @@ def _serve(args: argparse.Namespace) -> None:
     capabilities = None
     try:
         if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
-            capabilities = asyncio.run(_probe(settings))
+            capabilities = asyncio.run(_probe(settings, engine.layout))
         app = create_app(settings, capabilities=capabilities)  # checks the settings
         if settings.workers != 1:
             from .workers import serve_workers
@@ -467,13 +474,25 @@ def _export_schema(args: argparse.Namespace) -> None:
 
 def _check_model(args: argparse.Namespace) -> None:
     args.model = args.model_arg or args.model
-    args.table = None
     try:
-        model = engine_for(args.model).model or load_model(args.model)
+        engine = engine_for(args.model)
     except ModelError as exc:
         sys.stderr.write("\n".join(exc.lines) + "\n")
         raise SystemExit(1) from None
-    sys.stdout.write(summary(model))
+    if args.dynamodb not in (None, "embedded"):  # the table can be seen: its keys must agree
+        from graph.capabilities import disagreements
+
+        name = args.table or engine.table_name
+
+        async def describe() -> list[str]:
+            async with open_client(_endpoint(args), lean=_lean(args)) as client:
+                return disagreements(engine.layout, await Table(client, name).describe())
+
+        found = asyncio.run(describe())
+        if found:
+            sys.stderr.write("".join(f"table {name!r}: {line}\n" for line in found))
+            raise SystemExit(1)
+    sys.stdout.write(summary(engine.model))
 
 
 def _infer(args: argparse.Namespace) -> None:

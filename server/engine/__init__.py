@@ -50,6 +50,12 @@ class Engine:
 
     @property
     def table_name(self) -> str:
+        """The model's table name; one that names none needs ``--table`` (EDGEWISE_TABLE)."""
+        if self.model.table is None:
+            raise SystemExit(
+                f"model {self.model.name} names no table (table.name): pass --table T "
+                "or set EDGEWISE_TABLE"
+            )
         return self.model.table
 
     def schema(self, production: bool = False, read_only: bool = False) -> Any:

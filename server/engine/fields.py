@@ -132,8 +132,13 @@ class Resolvers:
         async def later(ref: Ref, info: Info) -> Any:
             item = await info.context.item(ref)
             if item is None:
-                raise NotFound(f"{ref.key.pk} does not exist")
+                return missing(ref)
             return self._convert(field, ref, item.get(attribute))
+
+        def missing(ref: Ref) -> None:
+            if ref.type.implicit:  # nothing stored under its own key: its fields are null
+                return None
+            raise NotFound(f"{ref.key.pk} does not exist")
 
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
@@ -142,7 +147,7 @@ class Resolvers:
                 if item is UNKNOWN:
                     return later(ref, info)
                 if item is None:
-                    raise NotFound(f"{ref.key.pk} does not exist")
+                    return missing(ref)
                 ref.item = item
             return self._convert(field, ref, item.get(attribute))
 
@@ -160,14 +165,21 @@ class Resolvers:
     def key_value(self, field: Field) -> Callable[..., Any]:
         """A key placeholder: its own attribute when the node's item is in hand and has one
         (a key may hold a cased or formatted copy), else parsed from the key, so it costs no
-        read."""
+        read; under ``keyCasing`` the item is read, since the key holds a cased copy."""
         name, attribute = field.name, field.attribute
         convert = {"Int": int, "Float": float}.get(field.type.name, str)
+        cased = self.model.key_casing != "none"  # the key holds a cased copy: read the item
+
+        async def later(ref: Ref, info: Info) -> Any:
+            ref.item = await info.context.item(ref)
+            return resolve(ref, info)
 
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
                 known = info.context.reads.known_item(ref.key)
+                if known is UNKNOWN and cased:
+                    return later(ref, info)
                 item = None if known is UNKNOWN else known
             if item is not None and item.get(attribute) is not None:
                 return self._convert(field, ref, item[attribute])
@@ -205,7 +217,7 @@ class Resolvers:
         (to answer null for a missing node) in the same wave as its own fields."""
         source_value = self.reference_source(field, owner)
         target = self.model.types[field.target or ""]
-        nullable = not field.type.non_null
+        nullable = not field.type.non_null and not target.implicit  # else: no read to answer
 
         def resolve(ref: Ref, info: Info) -> Any:
             """At once when the id and (for a nullable reference) the node are in memory."""
@@ -238,7 +250,7 @@ class Resolvers:
             scope = info.context.scope
             if scope is not None:
                 scope.can_read(found)  # started beside the read below
-            if not field.type.non_null:
+            if nullable:
                 item = await info.context.item(found)
                 if item is None or is_marked(self.model, item):
                     return None
@@ -358,7 +370,8 @@ class Resolvers:
             sorts: list[dict[str, Any]] = [{}]
             for name in query.fan_out:
                 given = args.get(name)
-                options = [given] if given is not None else list(enums[_enum_of(result, name)])
+                every = enums[_enum_of(result, name)].values()
+                options = [given] if given is not None else list(every)
                 sorts = [s | {name: o} for s in sorts for o in options]
             low = high = None
             if query.between is not None:
@@ -764,9 +777,10 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
         scope.can_read(ref)  # started now: its reads join this wave
     if existence is not None:
         await existence
-    item = await info.context.item(ref)
-    if item is None or is_marked(info.context.codec.model, item):
-        return None
+    if not ref.type.implicit:  # an implicit node is answered from its key, with no read
+        item = await info.context.item(ref)
+        if item is None or is_marked(info.context.codec.model, item):
+            return None
     if scope is not None:
         await scope.check(ref)
     object_type = info.schema.get_type(ref.type.name)

@@ -290,6 +290,7 @@ async def prefetch(
                 target = step.definition.extensions["target"](owner, info)
                 if target is not None:
                     nullable = not isinstance(step.definition.type, GraphQLNonNull)
+                    nullable = nullable and not target.type.implicit  # answered from its key
                     level.append((target, _with_item(step.below) if nullable else step.below))
                     vias.append(None)
                 continue

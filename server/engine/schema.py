@@ -50,7 +50,9 @@ class _Builder:
         self.r = Resolvers(model, codec)
         self.named: dict[str, GraphQLNamedType] = dict(BUILT_IN)
         for name, values in model.enums.items():
-            self.named[name] = GraphQLEnumType(name, {v: GraphQLEnumValue(v) for v in values})
+            self.named[name] = GraphQLEnumType(
+                name, {v: GraphQLEnumValue(stored) for v, stored in values.items()}
+            )
         self.node = GraphQLInterfaceType(
             "Node",
             {"id": GraphQLField(GraphQLNonNull(GraphQLID), description="The global id.")},

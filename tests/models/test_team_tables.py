@@ -4,8 +4,17 @@ written, and each cost read from the trace."""
 
 from __future__ import annotations
 
+import base64
+import json
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import boto3
+
+from graph.embedded import EmbeddedDynamoDB
 from tests.conftest import TeamTable
 from tests.helpers import gql
 
@@ -297,3 +306,420 @@ async def test_a_range_on_a_placeholder_followed_by_a_separator_is_exact(
     assert [e["node"]["productId"] for e in alice["upTo"]["edges"]] == ["prod10", "prod1", "prod1"]
     assert alice["prefix"]["totalCount"] == 2
     assert body["extensions"]["dynamodb"]["rounds"] == 2  # the user, then its three Queries
+
+
+# A number sort key (AWS's CustomerOrders example): keys and bounds are sent as numbers and
+# compared as numbers (9 < 10 < 55779), never as text.
+NUMBERED = """
+table:
+  name: customer-orders
+  partitionKey: CustomerId
+  sortKey: {name: OrderId, type: N}
+types:
+  CustomerOrder:
+    key: {pk: "{customerId}", sk: "{orderId}"}
+    fields:
+      customerId: {type: String!, attribute: CustomerId}
+      orderId: {type: Int!, attribute: OrderId}
+      total: Float!
+queries:
+  ordersOf:
+    type: CustomerOrder
+    partition: "{customerId}"
+    sort: {between: [from, to], template: "{orderId}"}
+  ordersAbove:
+    type: CustomerOrder
+    partition: "{customerId}"
+    sort: {between: [above, below], template: "{orderId}", exclusive: true}
+    order: desc
+"""
+NUMBERED_TABLE = {
+    "TableName": "customer-orders",
+    "KeySchema": [
+        {"AttributeName": "CustomerId", "KeyType": "HASH"},
+        {"AttributeName": "OrderId", "KeyType": "RANGE"},
+    ],
+    "AttributeDefinitions": [
+        {"AttributeName": "CustomerId", "AttributeType": "S"},
+        {"AttributeName": "OrderId", "AttributeType": "N"},
+    ],
+}
+NUMBERED_ITEMS: list[dict[str, Any]] = [
+    {"CustomerId": "Maria Anders", "OrderId": n, "total": Decimal(n) / 10}
+    for n in (5, 9, 10, 55, 100, 55779)
+] + [{"CustomerId": "Ana Trujillo", "OrderId": 7, "total": 1}]
+
+
+async def test_a_number_sort_key_is_read_and_bounded_as_a_number(team_http: TeamTable) -> None:
+    http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
+    body = await gql(
+        http,
+        '{ one: customerOrder(customerId: "Maria Anders", orderId: 55) { id orderId total } '
+        'range: ordersOf(customerId: "Maria Anders", from: 9, to: 100) { totalCount '
+        "edges { node { orderId } } } "
+        'open: ordersAbove(customerId: "Maria Anders", above: 5, first: 2) { '
+        "edges { node { orderId } } pageInfo { hasNextPage endCursor } } }",
+    )
+    assert "errors" not in body, body
+    data = body["data"]
+    assert data["one"]["orderId"] == 55 and data["one"]["total"] == 5.5
+    assert [e["node"]["orderId"] for e in data["range"]["edges"]] == [9, 10, 55, 100]
+    assert data["range"]["totalCount"] == 4
+    assert [e["node"]["orderId"] for e in data["open"]["edges"]] == [55779, 100]
+    assert data["open"]["pageInfo"]["hasNextPage"] is True
+    assert body["extensions"]["dynamodb"]["rounds"] == 1
+    rest = await gql(
+        http,
+        'query($c: String) { ordersAbove(customerId: "Maria Anders", above: 5, after: $c) '
+        "{ edges { node { orderId } } } }",
+        {"c": data["open"]["pageInfo"]["endCursor"]},
+    )
+    assert [e["node"]["orderId"] for e in rest["data"]["ordersAbove"]["edges"]] == [55, 10, 9]
+    again = await gql(
+        http,
+        "query($id: ID!) { node(id: $id) { ... on CustomerOrder { orderId } } }",
+        {"id": data["one"]["id"]},
+    )
+    assert again["data"]["node"] == {"orderId": 55}
+
+
+async def test_text_where_a_number_key_is_declared_is_bad_user_input(team_http: TeamTable) -> None:
+    http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
+    raw = json.dumps(["CustomerOrder", "Maria Anders", "55x"], separators=(",", ":"))
+    opaque = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    body = await gql(http, "query($id: ID!) { node(id: $id) { id } }", {"id": opaque})
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "OrderId is a number key" in body["errors"][0]["message"]
+    assert body["extensions"]["dynamodb"]["requests"] == 0  # refused before any call
+
+
+def _edgewise(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "server", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_model_that_disagrees_with_the_table_is_refused_naming_both_types(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    dynamodb.reset()
+    boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb.url,
+        region_name="us-east-1",
+        aws_access_key_id="team",
+        aws_secret_access_key="team",
+    ).create_table(BillingMode="PAY_PER_REQUEST", **NUMBERED_TABLE)
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(NUMBERED.replace("sortKey: {name: OrderId, type: N}", "sortKey: OrderId"))
+    right = tmp_path / "right.yaml"
+    right.write_text(NUMBERED)
+    checked = _edgewise("check-model", str(wrong), "--dynamodb", dynamodb.url)
+    assert checked.returncode == 1
+    assert (
+        "table 'customer-orders': the table's sort key OrderId is of type N in the table, S in the "
+        "model; declare it as `{name: OrderId, type: N}`" in checked.stderr
+    )
+    served = _edgewise("serve", "--model", str(wrong), "--dynamodb", dynamodb.url, "--port", "0")
+    assert served.returncode != 0
+    assert "OrderId is of type N in the table, S in the model" in served.stderr
+    assert _edgewise("check-model", str(right), "--dynamodb", dynamodb.url).returncode == 0
+
+
+def test_create_table_makes_number_keys_numbers(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    dynamodb.reset()
+    model = tmp_path / "numbered.yaml"
+    model.write_text(NUMBERED)
+    created = _edgewise("create-table", "--model", str(model), "--dynamodb", dynamodb.url)
+    assert created.returncode == 0, created.stderr
+    described = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb.url,
+        region_name="us-east-1",
+        aws_access_key_id="team",
+        aws_secret_access_key="team",
+    ).describe_table(TableName="customer-orders")["Table"]
+    assert {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]} == {
+        "CustomerId": "S",
+        "OrderId": "N",
+    }
+
+
+# Seed 002: students and courses exist only as the keys of their enrollments (a table of edge
+# items alone); the model names no table (`--table` does).
+ENROLMENTS = """
+table:
+  partitionKey: PK
+  sortKey: SK
+  indexes:
+    inverted: {partitionKey: SK, sortKey: PK}
+types:
+  Student:
+    key: "STUDENT#{id}"
+    implicit: true
+  Course:
+    key: "COURSE#{id}"
+    implicit: true
+    fields: {title: String}
+edges:
+  ENROLLED:
+    from: Student
+    to: Course
+    fields: {grade: String}
+    forward: courses
+    reverse: {field: students, index: inverted}
+"""
+ENROLMENTS_TABLE = {
+    "TableName": "enrolments",
+    "KeySchema": [
+        {"AttributeName": "PK", "KeyType": "HASH"},
+        {"AttributeName": "SK", "KeyType": "RANGE"},
+    ],
+    "AttributeDefinitions": _keys("PK", "SK"),
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": "inverted",
+            "KeySchema": [
+                {"AttributeName": "SK", "KeyType": "HASH"},
+                {"AttributeName": "PK", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    ],
+}
+ENROLMENTS_ITEMS: list[dict[str, Any]] = [
+    {"PK": f"STUDENT#{s}", "SK": f"COURSE#{c}", "grade": g}
+    for s, c, g in [("s1", "c1", "A"), ("s1", "c2", "B"), ("s2", "c1", "C")]
+]
+
+
+async def test_nodes_that_exist_only_as_keys_are_answered_without_a_read(
+    team_http: TeamTable,
+) -> None:
+    http = await team_http(ENROLMENTS, ENROLMENTS_TABLE, ENROLMENTS_ITEMS)
+    body = await gql(
+        http,
+        '{ student(id: "s1") { id courses { totalCount edges { grade node { id title } } } } '
+        'course(id: "c1") { students { totalCount edges { node { id } } } } '
+        'nobody: node(id: "STUDENT#nobody") { id ... on Student { courses { totalCount } } } }',
+    )
+    assert "errors" not in body, body
+    data = body["data"]
+    assert [(e["grade"], e["node"]["id"]) for e in data["student"]["courses"]["edges"]] == [
+        ("A", "COURSE#c1"),
+        ("B", "COURSE#c2"),
+    ]
+    assert data["student"]["courses"]["edges"][0]["node"]["title"] is None  # nothing stored
+    assert data["course"]["students"]["totalCount"] == 2
+    assert data["nobody"] == {"id": "STUDENT#nobody", "courses": {"totalCount": 0}}
+    trace = body["extensions"]["dynamodb"]
+    # no GetItem for the students or courses themselves: their connections' Queries, and the
+    # courses' titles (one batch)
+    assert trace["operations"] == {"Query": 5, "BatchGetItem": 1}, trace
+    schema = (
+        await http.post(
+            "/graphql", json={"query": "{ __schema { mutationType { fields { name } } } }"}
+        )
+    ).json()
+    mutations = {f["name"] for f in schema["data"]["__schema"]["mutationType"]["fields"]}
+    assert mutations == {"addEnrolled", "removeEnrolled"}
+
+
+async def test_an_edge_to_a_node_with_no_item_is_added_and_removed(team_http: TeamTable) -> None:
+    http = await team_http(ENROLMENTS, ENROLMENTS_TABLE, ENROLMENTS_ITEMS)
+    added = await gql(
+        http,
+        'mutation { addEnrolled(studentId: "s3", courseId: "c9", grade: "A") '
+        "{ grade node { id } } }",
+    )
+    assert added["data"]["addEnrolled"] == {"grade": "A", "node": {"id": "COURSE#c9"}}
+    body = await gql(http, '{ course(id: "c9") { students { edges { node { id } } } } }')
+    assert body["data"]["course"]["students"]["edges"] == [{"node": {"id": "STUDENT#s3"}}]
+    removed = await gql(http, 'mutation { removeEnrolled(studentId: "s3", courseId: "c9") }')
+    assert removed["data"]["removeEnrolled"] is True
+
+
+# ElectroDB's layout: `$service#attr_value` keys, lower-cased (the attributes keep their case),
+# `__edb_e__` naming the entity, a constant sort key, an enum stored as `in-progress`.
+ELECTRO = """
+table:
+  name: electro
+  partitionKey: pk
+  sortKey: sk
+  typeAttribute: __edb_e__
+  keyCasing: lower
+  indexes:
+    gsi1: {partitionKey: gsi1pk, sortKey: gsi1sk}
+enums:
+  TaskStatus: {OPEN: open, IN_PROGRESS: in-progress}
+types:
+  Employee:
+    typeValue: employee
+    key: {pk: "$taskapp#employee_{employee}", sk: "$employee_1"}
+    fields: {employee: String!, firstName: String!, office: String!}
+    indexes:
+      gsi1: {pk: "$taskapp#office_{office}", sk: "$workplaces#employee_1#employee_{employee}"}
+  Task:
+    typeValue: task
+    key: {pk: "$taskapp#task_{task}", sk: "$task_1#project_{project}"}
+    fields: {task: String!, project: String!, status: TaskStatus!, title: String}
+queries:
+  employeesOfOffice:
+    type: Employee
+    index: gsi1
+    partition: "$taskapp#office_{office}"
+"""
+ELECTRO_TABLE = {
+    "TableName": "electro",
+    "KeySchema": [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ],
+    "AttributeDefinitions": _keys("pk", "sk", "gsi1pk", "gsi1sk"),
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": "gsi1",
+            "KeySchema": [
+                {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    ],
+}
+ELECTRO_ITEMS: list[dict[str, Any]] = [
+    {
+        "pk": "$taskapp#employee_jlowe",
+        "sk": "$employee_1",
+        "gsi1pk": "$taskapp#office_gw zoo",
+        "gsi1sk": "$workplaces#employee_1#employee_jlowe",
+        "employee": "JLowe",
+        "firstName": "Joe",
+        "office": "Gw Zoo",
+        "__edb_e__": "employee",
+        "__edb_v__": "1",
+    },
+    {
+        "pk": "$taskapp#task_t1",
+        "sk": "$task_1#project_p1",
+        "task": "t1",
+        "project": "p1",
+        "status": "in-progress",
+        "__edb_e__": "task",
+        "__edb_v__": "1",
+    },
+]
+
+
+async def test_lower_cased_keys_answer_the_attributes_as_stored(team_http: TeamTable) -> None:
+    http = await team_http(ELECTRO, ELECTRO_TABLE, ELECTRO_ITEMS)
+    body = await gql(
+        http,
+        '{ employee(employee: "JLOWE") { employee firstName office } '
+        'employeesOfOffice(office: "GW ZOO") { edges { node { employee office } } } '
+        'task(task: "t1", project: "p1") { status } }',
+    )
+    assert "errors" not in body, body
+    data = body["data"]
+    assert data["employee"] == {"employee": "JLowe", "firstName": "Joe", "office": "Gw Zoo"}
+    assert data["employeesOfOffice"]["edges"] == [
+        {"node": {"employee": "JLowe", "office": "Gw Zoo"}}
+    ]
+    assert data["task"] == {"status": "IN_PROGRESS"}
+
+
+async def test_writes_case_the_keys_and_store_values_and_enums_as_the_library_does(
+    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+) -> None:
+    http = await team_http(ELECTRO, ELECTRO_TABLE, ELECTRO_ITEMS)
+    created = await gql(
+        http,
+        'mutation { createTask(input: {task: "T2", project: "Apollo", status: OPEN, '
+        'title: "Fly"}) { task project status } }',
+    )
+    assert created["data"]["createTask"] == {"task": "T2", "project": "Apollo", "status": "OPEN"}
+    item = _client(dynamodb).get_item(
+        TableName="electro",
+        Key={"pk": {"S": "$taskapp#task_t2"}, "sk": {"S": "$task_1#project_apollo"}},
+    )["Item"]
+    assert item["task"] == {"S": "T2"} and item["project"] == {"S": "Apollo"}
+    assert item["status"] == {"S": "open"} and item["__edb_e__"] == {"S": "task"}
+    found = await gql(http, '{ task(task: "t2", project: "APOLLO") { title status } }')
+    assert found["data"]["task"] == {"title": "Fly", "status": "OPEN"}
+
+
+# dynamodb-toolbox's layout: `_et` names the entity, `_ct`/`_md` hold when it was created and
+# modified (the library's format, kept as stored).
+TOOLBOX = """
+table:
+  name: toolbox
+  partitionKey: pk
+  sortKey: sk
+  typeAttribute: _et
+  timestamps: {created: _ct, modified: _md}
+types:
+  Pokemon:
+    key: "POKEMON#{id}"
+    fields:
+      name: String!
+      created: {type: DateTime!, attribute: _ct}
+      modified: {type: DateTime!, attribute: _md}
+"""
+TOOLBOX_TABLE = {
+    "TableName": "toolbox",
+    "KeySchema": [
+        {"AttributeName": "pk", "KeyType": "HASH"},
+        {"AttributeName": "sk", "KeyType": "RANGE"},
+    ],
+    "AttributeDefinitions": _keys("pk", "sk"),
+}
+TOOLBOX_ITEMS: list[dict[str, Any]] = [
+    {
+        "pk": "POKEMON#pikachu",
+        "sk": "POKEMON#pikachu",
+        "_et": "Pokemon",
+        "name": "Pikachu",
+        "_ct": "2020-08-10T09:30:00.145Z",
+        "_md": "2020-08-10T09:30:00.145Z",
+    }
+]
+
+
+async def test_named_timestamps_are_served_as_stored_and_rewritten_on_update(
+    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+) -> None:
+    http = await team_http(TOOLBOX, TOOLBOX_TABLE, TOOLBOX_ITEMS)
+    body = await gql(http, '{ pokemon(id: "pikachu") { name created modified } }')
+    assert body["data"]["pokemon"] == {
+        "name": "Pikachu",
+        "created": "2020-08-10T09:30:00.145Z",
+        "modified": "2020-08-10T09:30:00.145Z",
+    }
+    updated = await gql(
+        http,
+        'mutation { updatePokemon(input: {id: "pikachu", name: "Raichu"}) '
+        "{ name created modified } }",
+    )
+    pokemon = updated["data"]["updatePokemon"]
+    assert pokemon["name"] == "Raichu" and pokemon["created"] == "2020-08-10T09:30:00.145Z"
+    assert pokemon["modified"] > "2026"
+    created = await gql(
+        http, 'mutation { createPokemon(input: {id: "eevee", name: "Eevee"}) { id } }'
+    )
+    assert created["data"]["createPokemon"] == {"id": "POKEMON#eevee"}
+    item = _client(dynamodb).get_item(
+        TableName="toolbox", Key={"pk": {"S": "POKEMON#eevee"}, "sk": {"S": "POKEMON#eevee"}}
+    )["Item"]
+    assert (
+        item["_ct"] == item["_md"] and "createdAt" not in item and item["_et"] == {"S": "Pokemon"}
+    )
+
+
+def _client(dynamodb: EmbeddedDynamoDB) -> Any:
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb.url,
+        region_name="us-east-1",
+        aws_access_key_id="team",
+        aws_secret_access_key="team",
+    )
