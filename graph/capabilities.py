@@ -77,11 +77,11 @@ def disagreements(layout: Layout, described: dict[str, Any]) -> list[str]:
     """How the table (a DescribeTable answer) differs from the model's layout: each key and
     index the model reads, by attribute name and type, one line each, naming what to write."""
     types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
-    indexes = {
-        i["IndexName"]: _key_schema(i["KeySchema"])
-        for i in described.get("GlobalSecondaryIndexes", [])
-        + described.get("LocalSecondaryIndexes", [])
-    }
+    declared = described.get("GlobalSecondaryIndexes", []) + described.get(
+        "LocalSecondaryIndexes", []
+    )
+    indexes = {i["IndexName"]: _key_schema(i["KeySchema"]) for i in declared}
+    projected = {i["IndexName"]: i.get("Projection", {}) for i in declared}
     wanted: dict[str | None, tuple[str, str | None]] = {None: (layout.pk, layout.sk)}
     wanted.update(dict(layout.indexes))
     out = []
@@ -93,6 +93,17 @@ def disagreements(layout: Layout, described: dict[str, Any]) -> list[str]:
             )
             continue
         actual = _key_schema(described["KeySchema"]) if index is None else indexes[index]
+        projection = projected.get(index or "", {})
+        if (
+            index is not None
+            and layout.complete(index)
+            and projection.get("ProjectionType") != "ALL"
+        ):
+            held = projection.get("NonKeyAttributes", [])
+            out.append(
+                f"{where} projects {projection.get('ProjectionType')} {held or ''} in the table, "
+                f"ALL in the model; declare `projection: {held or 'KEYS_ONLY'}`".replace("  ", " ")
+            )
         for role, mine, theirs in (
             ("partition", hash_key, actual[0]),
             ("sort", range_key, actual[1]),

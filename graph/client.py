@@ -127,8 +127,8 @@ async def open_client(
 
 def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:
     """The table as CreateTable's parameters, which are also the properties of a CloudFormation
-    ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (a model's, or the demo's), GSIs
-    projecting ALL, on-demand billing.
+    ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (a model's, or the demo's),
+    its global and local indexes projecting what it says, on-demand billing.
 
     The one definition of the table: ``create_table`` sends it and ``edgewise create-table
     --print-cloudformation`` prints it. ``name=None`` leaves ``TableName`` out.
@@ -149,17 +149,24 @@ def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> d
         ],
         "BillingMode": "PAY_PER_REQUEST",
     }
-    if layout.indexes:
-        definition["GlobalSecondaryIndexes"] = [
+    indexes: dict[str, list[dict[str, Any]]] = {}
+    for index, (hash_key, range_key) in layout.indexes.items():
+        projected = layout.projections.get(index)
+        projection: dict[str, Any] = {"ProjectionType": "ALL"}
+        if projected is not None:
+            projection = {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(projected)}
+            if not projected:
+                projection = {"ProjectionType": "KEYS_ONLY"}
+        kind = "LocalSecondaryIndexes" if index in layout.local else "GlobalSecondaryIndexes"
+        indexes.setdefault(kind, []).append(
             {
                 "IndexName": index,
                 "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]
                 + ([{"AttributeName": range_key, "KeyType": "RANGE"}] if range_key else []),
-                "Projection": {"ProjectionType": "ALL"},
+                "Projection": projection,
             }
-            for index, (hash_key, range_key) in layout.indexes.items()
-        ]
-    return definition
+        )
+    return definition | indexes
 
 
 def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:

@@ -80,6 +80,8 @@ def is_retryable(exc: BaseException) -> bool:
         codes = cancellation_codes(exc)
         return bool(codes) and set(codes) <= TRANSIENT_CANCELLATIONS and set(codes) != {"None"}
     if isinstance(exc, ClientError):
+        if error_code(exc) == "ValidationException":  # whatever the status an endpoint gives
+            return False
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return error_code(exc) in RETRYABLE_CODES or int(status) >= 500
     return isinstance(

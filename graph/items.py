@@ -55,6 +55,12 @@ class Codec:
             model.sort_key,
             {name: (index.pk, index.sk) for name, index in model.indexes.items()},
             model.key_types,
+            frozenset(name for name, index in model.indexes.items() if index.local),
+            {
+                name: index.projection
+                for name, index in model.indexes.items()
+                if index.projection is not None
+            },
         )
         self._typed = bool(model.key_types)
         self._ids = (re.compile(model.ids[0]), model.ids[1]) if model.ids else None
@@ -129,6 +135,23 @@ class Codec:
         if self._ids is not None and "#" in raw:
             return None  # the shape of a key, of a type this model does not have
         return Ref(node, self.key(node, {"id": raw}))
+
+    def by_value(self, node: NodeType, value: Any) -> Ref | None:
+        """The node whose key's one placeholder is ``value`` (a one-template key takes a bare
+        or global id, None for another type's; a key of one placeholder and constant text, the
+        bare value)."""
+        if node.single:
+            return self.by_id(node, str(value))
+        (name,) = node.key_fields
+        return self.ref(node, {name: value})
+
+    def by_key(self, node: NodeType, text: str) -> Ref | None:
+        """The node whose key ``text`` is (a reference holding a whole key, ``customerID#VINET``):
+        its literal text must match; None when it does not."""
+        values = node.pk.parse(text)
+        if values is None:
+            return None
+        return Ref(node, self.key(node, values))
 
     def edge_key(self, edge: EdgeType, source: ItemKey, target: ItemKey) -> ItemKey:
         return ItemKey(source.pk, target.sk)

@@ -343,9 +343,12 @@ class Reads:
         """The listing's count if this request has counted it, else UNKNOWN."""
         return _known(self._counts.get(listing))
 
-    def prime(self, items: list[Item]) -> list[Item]:
+    def prime(self, items: list[Item], index: str | None = None) -> list[Item]:
         """Remember items a Query returned, so reading one by key costs nothing (a read made
-        or under way wins, as with ``DataLoader.prime``)."""
+        or under way wins, as with ``DataLoader.prime``); not those of an index that projects
+        only some attributes."""
+        if not self.layout.complete(index):
+            return items
         item_key, primed = self.layout.item_key, self._primed
         for item in items:
             primed.setdefault(item_key(item), item)
@@ -461,7 +464,7 @@ class Reads:
         has_next = any(consumed[i] < len(items) or more for i, (items, more) in enumerate(results))
         if key.after is None and not has_next:
             self._complete[listing] = taken
-        return Page(self.prime(taken), Cursors(cursors), has_next)
+        return Page(self.prime(taken, listing.index), Cursors(cursors), has_next)
 
     async def _one_branch(self, key: PageKey, resume: list[str] | None) -> Page:
         """A page of a one-Query listing: no task, no merge, cursors made when read."""
@@ -486,7 +489,7 @@ class Reads:
         them), its cursors made when read."""
         taken = items[:first]
         cursors = _OneBranch(self.layout, listing.index, taken)
-        return Page(self.prime(taken), cursors, len(items) > first or more)
+        return Page(self.prime(taken, listing.index), cursors, len(items) > first or more)
 
     async def _load_pages(self, keys: list[PageKey]) -> list[Page]:
         return list(await asyncio.gather(*(self._page(k) for k in keys)))
@@ -526,7 +529,7 @@ class Reads:
             return self._complete[listing]
         parts = await asyncio.gather(*(self._follow(listing, b, False) for b in listing.branches))
         items = self._complete[listing] = [item for items, _ in parts for item in items]
-        return self.prime(items)
+        return self.prime(items, listing.index)
 
     async def _load_alls(self, keys: list[Listing]) -> list[list[Item]]:
         return list(await asyncio.gather(*(self._all(k) for k in keys)))

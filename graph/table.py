@@ -67,6 +67,12 @@ class Layout:
     sk: str = "SK"
     indexes: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)  # key attributes of type N or B
+    local: frozenset[str] = frozenset()  # local secondary indexes
+    projections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # not ALL
+
+    def complete(self, index: str | None) -> bool:
+        """Whether ``index``'s items hold every attribute of the table's (projection ALL)."""
+        return index is None or index not in self.projections
 
     def keys(self, index: str | None) -> tuple[str, str | None]:
         return (self.pk, self.sk) if index is None else self.indexes[index]

@@ -79,9 +79,26 @@ class _Compiler:
         table = file.table
         self.pk, self.sk = s.key_name(table.partition_key), s.key_name(table.sort_key)
         self.indexes = {
-            n: Index(n, s.key_name(i.partition_key), s.key_name(i.sort_key) if i.sort_key else None)
+            n: Index(
+                n,
+                s.key_name(i.partition_key),
+                s.key_name(i.sort_key) if i.sort_key else None,
+                i.local,
+                None
+                if i.projection == "ALL"
+                else ()
+                if i.projection == "KEYS_ONLY"
+                else tuple(i.projection),
+            )
             for n, i in table.indexes.items()
         }
+        for n, i in table.indexes.items():
+            if i.local and (s.key_name(i.partition_key) != self.pk or i.sort_key is None):
+                self.problem(
+                    ("table", "indexes", n),
+                    f"a local index shares the table's partition key and has a sort key of its "
+                    f"own: write `{{partitionKey: {self.pk}, sortKey: <attribute>, local: true}}`",
+                )
         declared: list[tuple[s.KeyDecl, Path]] = [(table.partition_key, ("table", "partitionKey"))]
         declared.append((table.sort_key, ("table", "sortKey")))
         for n, i in table.indexes.items():
@@ -284,14 +301,19 @@ class _Compiler:
                 f"unknown type {t.parent.type!r}; {did_you_mean(t.parent.type, self.file.types)}",
             )
             return None, ()
-        if not isinstance(parent_spec.key, str):
-            self.problem((*path, "type"), "a parent has a one-template key such as 'ORDER#{id}'")
+        parent_text = parent_spec.key if isinstance(parent_spec.key, str) else parent_spec.key.pk
+        if not isinstance(parent_spec.key, str) and "{" in parent_spec.key.sk:
+            self.problem(
+                (*path, "type"),
+                "a parent has a one-template key such as 'ORDER#{id}', or a constant sort key "
+                "such as {pk: 'ORDER#{id}', sk: ORDER}",
+            )
             return None, ()
         if isinstance(t.key, str):
             self.problem(("types", name, "key"), "a child's key is {pk, sk}: pk the parent's key")
             return None, ()
         try:
-            parent_key = Template.compile(parent_spec.key, self.file.table.key_casing)
+            parent_key = Template.compile(parent_text, self.file.table.key_casing)
         except TemplateSyntaxError:
             return None, ()
         shape = [p if isinstance(p, str) else None for p in pk.parts]
@@ -300,7 +322,7 @@ class _Compiler:
             self.problem(
                 ("types", name, "key", "pk"),
                 f"a child's pk is its parent's key; write "
-                f"{parent_spec.key.replace('{id}', '{' + lower_first(t.parent.type) + 'Id}')!r}",
+                f"{parent_text.replace('{id}', '{' + lower_first(t.parent.type) + 'Id}')!r}",
             )
             return None, ()
         link = tuple(zip(pk.placeholders, parent_key.placeholders, strict=True))
@@ -365,16 +387,7 @@ class _Compiler:
         if type_ is None:
             return None
         if decl.ref is not None:
-            target = self.file.types.get(type_.name)
-            if target is None:
-                self.problem(path, f"a ref's type is a node type of the model, not {type_.name}")
-                return None
-            if not isinstance(target.key, str):
-                self.problem(path, f"{type_.name} has a composite key: a ref needs one {{id}}")
-                return None
-            return Field(
-                name, type_, attribute, "ref", decl.description, target=type_.name, source=decl.ref
-            )
+            return self.ref(path, name, decl, type_, attribute)
         if decl.first is not None or decl.sum is not None:
             collection, _, summed = (decl.first or decl.sum or "").partition(".")
             available = self.collections().get(owner, set())
@@ -679,6 +692,14 @@ class _Compiler:
                         f"index {index.name} does not hold the table's sort key "
                         f"as its pk: write its templates under edges.{label}.indexes",
                     )
+                if index.projection is not None:
+                    unheld = sorted({f.attribute for f in fields.values()} - set(index.projection))
+                    if unheld:
+                        self.problem(
+                            where,
+                            f"index {index.name} does not project {', '.join(unheld)}, which "
+                            f"the {label} edges' fields read; add them to its projection",
+                        )
             reverse = self.edge_end(e.reverse, e.to, index)
         base = camel(label)
         return EdgeType(
@@ -1065,15 +1086,75 @@ class _Compiler:
                     "node is deleted alone, so give it no other edge, child or unique field",
                 )
 
+    def ref(
+        self, path: Path, name: str, decl: s.FieldSpec, type_: TypeRef, attribute: str
+    ) -> Field | None:
+        """A reference: by the one placeholder of the target's key, by its whole key
+        (``holds: key``), or by each placeholder of a composite key."""
+        target = self.file.types.get(type_.name)
+        if target is None:
+            self.problem(path, f"a ref's type is a node type of the model, not {type_.name}")
+            return None
+        key = target.key
+        try:
+            texts = [
+                Template.compile(t) for t in ([key] if isinstance(key, str) else [key.pk, key.sk])
+            ]
+        except TemplateSyntaxError:
+            return None  # reported where the key is declared
+        placeholders = list(dict.fromkeys(p for t in texts for p in t.placeholders))
+        where = (*path, "ref")
+        if isinstance(decl.ref, dict):  # composite: placeholder <- field
+            link = tuple(decl.ref.items())
+            if sorted(decl.ref) != sorted(placeholders):
+                self.problem(
+                    where,
+                    f"{type_.name}'s key has {{{'}, {'.join(placeholders)}}}: give a field for "
+                    "each placeholder, `{placeholder: field, …}`",
+                )
+                return None
+            return Field(
+                name, type_, attribute, "ref", decl.description, target=type_.name, link=link
+            )
+        holds = isinstance(decl.ref, s.RefSpec)
+        source = decl.ref.field if isinstance(decl.ref, s.RefSpec) else decl.ref
+        if not holds and len(placeholders) != 1:
+            self.problem(
+                where,
+                f"{type_.name}'s key has {{{'}, {'.join(placeholders)}}}: name a field for "
+                "each, `{placeholder: field, …}`, or one holding the whole key, "
+                "`{field: …, holds: key}`",
+            )
+            return None
+        if holds and not (isinstance(key, str) or len(placeholders) == 1):
+            self.problem(
+                where, f"{type_.name}'s key has several placeholders: a whole key needs one"
+            )
+            return None
+        return Field(
+            name,
+            type_,
+            attribute,
+            "ref",
+            decl.description,
+            target=type_.name,
+            source=source,
+            holds_key=holds,
+        )
+
     def check_refs(self, types: Mapping[str, NodeType]) -> None:
         for node in types.values():
             for field in node.fields.values():
-                if field.kind == "ref" and field.source not in node.fields:
-                    self.problem(
-                        ("types", node.name, "fields", field.name, "ref"),
-                        f"{node.name} has no field {field.source!r}; "
-                        f"{did_you_mean(field.source or '', node.fields)}",
-                    )
+                if field.kind != "ref":
+                    continue
+                sources = [f for _, f in field.link] if field.link else [field.source or ""]
+                for source in sources:
+                    if source not in node.fields:
+                        self.problem(
+                            ("types", node.name, "fields", field.name, "ref"),
+                            f"{node.name} has no field {source!r}; "
+                            f"{did_you_mean(source, node.fields)}",
+                        )
 
     def check_names(
         self,

@@ -26,6 +26,7 @@ __all__ = [
     "ObjectSpec",
     "ParentSpec",
     "QuerySpec",
+    "RefSpec",
     "SortSpec",
     "TableSpec",
     "TimestampsSpec",
@@ -72,13 +73,24 @@ def key_type(key: KeyDecl) -> str:
 
 
 class IndexSpec(Spec):
-    """A global secondary index (projection ALL): its key attribute names."""
+    """A secondary index: its key attributes, whether it is local, and what it projects."""
 
     partition_key: KeyDecl = Field(
         description="The index's partition key: an attribute name (a string), or "
         "`{name, type: N}` for a number, `{name, type: B}` for binary."
     )
     sort_key: KeyDecl | None = Field(None, description="The index's sort key, likewise.")
+    local: bool = Field(
+        False,
+        description="A local secondary index: its partition key is the table's, and it is read "
+        "as strongly as the table.",
+    )
+    projection: Literal["ALL", "KEYS_ONLY"] | list[str] = Field(
+        "ALL",
+        description="What the index holds besides the keys: every attribute (ALL), none "
+        "(KEYS_ONLY), or the attributes listed. A selection that needs an attribute outside it "
+        "reads the item (batched).",
+    )
 
 
 class DeletionsSpec(Spec):
@@ -202,6 +214,13 @@ class UniqueSpec(Spec):
     )
 
 
+class RefSpec(Spec):
+    """A reference whose field holds the target's whole key."""
+
+    field: str = Field(description="The field holding the key.")
+    holds: Literal["key"] = Field(description="`key`: the value is the target's key itself.")
+
+
 class FieldSpec(Spec):
     type: str | None = Field(
         None,
@@ -213,8 +232,14 @@ class FieldSpec(Spec):
     copy_of: str | None = Field(
         None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."
     )
-    ref: str | None = Field(
-        None, description="A reference: the node whose key placeholders are this field's value."
+    ref: str | RefSpec | dict[str, str] | None = Field(
+        None,
+        union_mode="left_to_right",
+        description="A reference to the node of the field's type: `productId` (the field "
+        "holding the value of its one key placeholder; a list or set holds one per element), "
+        "`{field: customerID, holds: key}` (the field holds the target's key itself, "
+        "`customerID#VINET`), or `{orderId: orderId, id: itemId}` (a composite key: each "
+        "placeholder from a field).",
     )
     first: str | None = Field(None, description="The first item of this collection, in its order.")
     sum: str | None = Field(None, description="A sum over a collection: `collection.field`.")

@@ -103,15 +103,20 @@ class Field:
     length: tuple[int, int] | None = None  # a String's fewest and most characters
     format: str | None = None  # a String's format: "email"
     walk: Walk | None = None  # path: the hops, the filter on the last edge, the answer's shape
+    holds_key: bool = False  # ref: ``source`` holds the target's key itself
+    link: tuple[tuple[str, str], ...] = ()  # ref to a composite key: (placeholder, field)
 
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    """Where a Query reads: the table (``name`` None) or a global secondary index."""
+    """Where a Query reads: the table (``name`` None) or a secondary index, global or
+    ``local``; ``projection``: the attributes it holds besides the keys (None: all of them)."""
 
     name: str | None
     pk: str
     sk: str | None
+    local: bool = False
+    projection: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

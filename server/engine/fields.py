@@ -213,21 +213,25 @@ class Resolvers:
         return self.codec.global_id(ref)
 
     def reference(self, field: Field, owner: NodeType) -> Callable[..., Any]:
-        """The node whose id is in ``field.source``: lazy when non-null, read when nullable
-        (to answer null for a missing node) in the same wave as its own fields."""
+        """The node (or, over a list, the nodes) the field's value names: lazy when non-null,
+        read when nullable (to answer null for a missing node) in the same wave as its own
+        fields."""
         source_value = self.reference_source(field, owner)
-        target = self.model.types[field.target or ""]
-        nullable = not field.type.non_null and not target.implicit  # else: no read to answer
+        to_target = self._to_target(field)
+        nullable = not field.type.non_null and not field.type.list
+        nullable = nullable and not self.model.types[field.target or ""].implicit
 
         def resolve(ref: Ref, info: Info) -> Any:
-            """At once when the id and (for a nullable reference) the node are in memory."""
+            """At once when the value and (for a nullable reference) the node are in memory."""
             ctx: ModelContext = info.context
             value = source_value(ref, info)
             if asyncio.iscoroutine(value):
                 return later(ref, info, value)
-            found = None if value is None else self.codec.by_id(target, str(value))
+            found = to_target(value)
             if found is None:
                 return None
+            if isinstance(found, list):
+                return found if ctx.scope is None else readable(found, ctx)
             if nullable:
                 item = ctx.reads.known_item(found.key)
                 if item is UNKNOWN:
@@ -239,15 +243,19 @@ class Resolvers:
                 return later(ref, info, value)  # not yet decided, or denied: says why
             return found
 
-        async def later(ref: Ref, info: Info, value: Any) -> Ref | None:
+        async def readable(found: list[Ref], ctx: ModelContext) -> list[Ref]:
+            assert ctx.scope is not None
+            return [await ctx.scope.checked(r) for r in found]
+
+        async def later(ref: Ref, info: Info, value: Any) -> Any:
             if asyncio.iscoroutine(value):
                 value = await value
-            if value is None:
-                return None
-            found = self.codec.by_id(target, str(value))
+            found = to_target(value)
             if found is None:
                 return None
             scope = info.context.scope
+            if isinstance(found, list):
+                return found if scope is None else await readable(found, info.context)
             if scope is not None:
                 scope.can_read(found)  # started beside the read below
             if nullable:
@@ -258,16 +266,66 @@ class Resolvers:
 
         return resolve
 
+    def _to_target(self, field: Field) -> Callable[[Any], Ref | list[Ref] | None]:
+        """What a reference's value names: the node whose one key placeholder it is, whose
+        key it holds (``holds: key``), or whose placeholders it gives (a composite key); over a
+        list or set, one node per element."""
+        codec = self.codec
+        target = self.model.types[field.target or ""]
+
+        def one(value: Any) -> Ref | None:
+            if value is None:
+                return None
+            if field.link:
+                values = dict(value)
+                return None if None in values.values() else codec.ref(target, values)
+            if field.holds_key:
+                return codec.by_key(target, str(value))
+            return codec.by_value(target, value)
+
+        if not field.type.list:
+            return one
+
+        def each(value: Any) -> list[Ref] | None:
+            if value is None:
+                return None
+            return [r for r in map(one, sorted(value) if isinstance(value, set) else value) if r]
+
+        return each
+
     def reference_source(self, field: Field, owner: NodeType) -> Callable[..., Any]:
-        source = owner.fields[field.source or ""]
+        """The value a reference names its node by, or a coroutine when the owner's item is
+        still to read; a composite key's placeholders as a dict."""
+        if not field.link:
+            return self._stored(owner.fields[field.source or ""])
+        parts = [(mine, self._stored(owner.fields[name])) for mine, name in field.link]
+
+        def values(ref: Ref, info: Info) -> Any:
+            out = {}
+            for placeholder, get in parts:
+                value = get(ref, info)
+                if asyncio.iscoroutine(value):
+                    value.close()
+                    return later(ref, info)
+                out[placeholder] = value
+            return out
+
+        async def later(ref: Ref, info: Info) -> Any:
+            await info.context.item(ref)  # then every part is in memory
+            return values(ref, info)
+
+        return values
+
+    def _stored(self, source: Field) -> Callable[..., Any]:
         return self.key_value(source) if source.kind == "key" else self.value(source)
 
     def reference_target(self, field: Field, owner: NodeType) -> Callable[[Ref, Info], Any]:
-        """The referenced node from an item in memory (for the planned prefetch), or None."""
+        """The referenced node (or nodes) from an item in memory (for the planned prefetch),
+        or None."""
         source_value = self.reference_source(field, owner)
-        target = self.model.types[field.target or ""]
+        to_target = self._to_target(field)
 
-        def find(ref: Ref, info: Info) -> Ref | None:
+        def find(ref: Ref, info: Info) -> Ref | list[Ref] | None:
             try:
                 value = source_value(ref, info)
             except (EdgewiseError, WrongType):
@@ -276,7 +334,10 @@ class Resolvers:
                 if asyncio.iscoroutine(value):
                     value.close()
                 return None
-            return self.codec.by_id(target, str(value))
+            try:
+                return to_target(value)
+            except EdgewiseError:
+                return None
 
         return find
 
@@ -538,7 +599,8 @@ def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref:
     assert expected is not None
     codec = ctx.codec
     if codec.node_type(item) is expected:
-        return Ref(expected, codec.item_key(item), item)
+        whole = codec.layout.complete(conn.key.listing.index)  # else: its fields read the item
+        return Ref(expected, codec.item_key(item), item if whole else None)
     edge = codec.edge_type(item)
     assert edge is not None  # the listing kept only such items (Codec.keeps_nodes)
     return codec.end(edge, item, "from" if edge.source == expected.name else "to")

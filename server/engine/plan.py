@@ -288,7 +288,10 @@ async def prefetch(
                         continue
                     owner.item = known
                 target = step.definition.extensions["target"](owner, info)
-                if target is not None:
+                if isinstance(target, list):  # a reference per element of a list
+                    level += [(t, step.below) for t in target]
+                    vias += [None] * len(target)
+                elif target is not None:
                     nullable = not isinstance(step.definition.type, GraphQLNonNull)
                     nullable = nullable and not target.type.implicit  # answered from its key
                     level.append((target, _with_item(step.below) if nullable else step.below))

@@ -175,8 +175,10 @@ async def test_an_existence_check_reads_the_last_edges_by_key(
 async def test_an_existence_check_of_a_malformed_id_is_bad_user_input(
     http: httpx.AsyncClient,
 ) -> None:
-    body = await gql(http, '{ author(id: "ann") { inSeries(seriesId: "s 1") } }')
+    body = await gql(http, '{ author(id: "ann") { inSeries(seriesId: "") } }')
     assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+    spaced = await gql(http, '{ author(id: "ann") { inSeries(seriesId: "s 1") } }')
+    assert spaced["data"]["author"]["inSeries"] is False  # an id may hold a space
 
 
 async def test_a_reverse_hop_and_three_hops_with_a_hop_named_by_its_position(

@@ -305,7 +305,10 @@ async def test_a_range_on_a_placeholder_followed_by_a_separator_is_exact(
     # in the key's order: `prod10|` sorts before `prod1|`, as DynamoDB compares them
     assert [e["node"]["productId"] for e in alice["upTo"]["edges"]] == ["prod10", "prod1", "prod1"]
     assert alice["prefix"]["totalCount"] == 2
-    assert body["extensions"]["dynamodb"]["rounds"] == 2  # the user, then its three Queries
+    trace = body["extensions"]["dynamodb"]
+    # a page and a count for `one`, a page for `upTo`, a count for `prefix`
+    assert trace["operations"] == {"BatchGetItem": 1, "Query": 4}, trace
+    assert trace["rounds"] <= 2  # the Queries start with the user's read, or right after it
 
 
 # A number sort key (AWS's CustomerOrders example): keys and bounds are sent as numbers and
@@ -723,3 +726,162 @@ def _client(dynamodb: EmbeddedDynamoDB) -> Any:
         aws_access_key_id="team",
         aws_secret_access_key="team",
     )
+
+
+# A number sort key with a local secondary index projecting two attributes (AWS's
+# CustomerOrders with an LSI on OrderCreationDate): a selection within the projection is
+# answered from the index; one outside it reads the items, in one batch.
+LOCAL = """
+table:
+  name: local-orders
+  partitionKey: CustomerId
+  sortKey: {name: OrderId, type: N}
+  indexes:
+    byDate:
+      partitionKey: CustomerId
+      sortKey: {name: OrderCreationDate, type: N}
+      local: true
+      projection: [ProductCategory, ProductName]
+types:
+  CustomerOrder:
+    key: {pk: "{customerId}", sk: "{orderId}"}
+    fields:
+      customerId: {type: String!, attribute: CustomerId}
+      orderId: {type: Int!, attribute: OrderId}
+      createdOn: {type: Int!, attribute: OrderCreationDate}
+      productName: {type: String, attribute: ProductName}
+      total: Float
+queries:
+  ordersByDate:
+    type: CustomerOrder
+    index: byDate
+    partition: "{customerId}"
+    sort: {between: [from, to], template: "{createdOn}"}
+"""
+LOCAL_ITEMS: list[dict[str, Any]] = [
+    {
+        "CustomerId": "Maria Anders",
+        "OrderId": n,
+        "OrderCreationDate": date,
+        "ProductName": f"p{n}",
+        "ProductCategory": "c",
+        "total": n,
+    }
+    for n, date in [(1, 20200105), (2, 20190301), (3, 20210707), (4, 20200520)]
+]
+
+
+async def test_a_local_index_of_a_number_key_projecting_two_attributes(
+    team_http: TeamTable, dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    model = tmp_path / "local.yaml"
+    model.write_text(LOCAL)
+    made = _edgewise("create-table", "--model", str(model), "--dynamodb", dynamodb.url)
+    assert made.returncode == 0, made.stderr
+    described = _client(dynamodb).describe_table(TableName="local-orders")["Table"]
+    (index,) = described["LocalSecondaryIndexes"]
+    assert index["Projection"] == {
+        "ProjectionType": "INCLUDE",
+        "NonKeyAttributes": ["ProductCategory", "ProductName"],
+    }
+    dynamodb.reset()
+    table = {k: v for k, v in described.items() if k in ("TableName", "KeySchema")}
+    table["AttributeDefinitions"] = described["AttributeDefinitions"]
+    table["LocalSecondaryIndexes"] = [
+        {k: index[k] for k in ("IndexName", "KeySchema", "Projection")}
+    ]
+    http = await team_http(LOCAL, table, LOCAL_ITEMS)
+    projected = await gql(
+        http,
+        '{ ordersByDate(customerId: "Maria Anders", from: 20200101, to: 20201231) '
+        "{ edges { node { orderId createdOn productName } } } }",
+    )
+    edges = projected["data"]["ordersByDate"]["edges"]
+    assert [e["node"] for e in edges] == [
+        {"orderId": 1, "createdOn": 20200105, "productName": "p1"},
+        {"orderId": 4, "createdOn": 20200520, "productName": "p4"},
+    ]
+    outside = await gql(
+        http,
+        '{ ordersByDate(customerId: "Maria Anders", from: 20200101) '
+        "{ edges { node { orderId total } } } }",
+    )
+    assert [e["node"] for e in outside["data"]["ordersByDate"]["edges"]] == [
+        {"orderId": 1, "total": 1},
+        {"orderId": 4, "total": 4},
+        {"orderId": 3, "total": 3},
+    ]
+    assert outside["extensions"]["dynamodb"]["operations"] == {"Query": 1, "BatchGetItem": 1}
+
+
+# References as teams store them: seed 000's group item holding a list of product ids, a
+# Northwind-style attribute holding the customer's whole key (`customerID#VINET`), a composite
+# reference, and an order whose sort key is constant text (`ORDER`).
+REFS = """
+table:
+  name: refs
+  partitionKey: PK
+  sortKey: SK
+types:
+  Product:
+    key: "PRODUCT#{id}"
+    fields: {name: String!}
+  Group:
+    key: "GROUP#{id}"
+    fields:
+      subscriptions: {type: "[String!]!", attribute: Subscriptions}
+      products: {type: "[Product!]!", ref: subscriptions}
+  Customer:
+    key: "customerID#{id}"
+    fields: {companyName: String!}
+  Order:
+    key: {pk: "orderID#{id}", sk: ORDER}
+    fields:
+      customerID: String!
+      customer: {type: Customer, ref: {field: customerID, holds: key}}
+  Line:
+    key: {pk: "orderID#{orderId}", sk: "productID#{productId}"}
+    parent: {type: Order, field: order, collection: lines}
+    fields:
+      productId: String!
+      product: {type: Product!, ref: productId}
+      quantity: Int!
+  Shipment:
+    key: {pk: "SHIP#{id}", sk: "SHIP#{id}"}
+    fields:
+      lineOrder: String!
+      lineProduct: String!
+      line: {type: Line, ref: {orderId: lineOrder, productId: lineProduct}}
+"""
+REFS_ITEMS: list[dict[str, Any]] = [
+    *[{"PK": f"PRODUCT#{p}", "SK": f"PRODUCT#{p}", "name": p.upper()} for p in ("p1", "p2", "p3")],
+    {"PK": "GROUP#g1", "SK": "GROUP#g1", "Subscriptions": ["p2", "p1"]},
+    {"PK": "customerID#VINET", "SK": "customerID#VINET", "companyName": "Vins et alcools"},
+    {"PK": "orderID#10248", "SK": "ORDER", "customerID": "customerID#VINET"},
+    {"PK": "orderID#10248", "SK": "productID#p3", "productId": "p3", "quantity": 12},
+    {"PK": "SHIP#s1", "SK": "SHIP#s1", "lineOrder": "10248", "lineProduct": "p3"},
+]
+
+
+async def test_references_over_lists_whole_keys_and_composite_keys(team_http: TeamTable) -> None:
+    table = {**ACCESS_TABLE, "TableName": "refs"}
+    http = await team_http(REFS, table, REFS_ITEMS)
+    body = await gql(
+        http,
+        '{ group(id: "g1") { products { id name } } '
+        'order(id: "10248") { customer { companyName } lines { edges { node { quantity '
+        "product { name } order { id } } } } } "
+        'shipment(id: "s1") { line { quantity product { name } } } }',
+    )
+    assert "errors" not in body, body
+    data = body["data"]
+    assert data["group"]["products"] == [
+        {"id": "PRODUCT#p2", "name": "P2"},
+        {"id": "PRODUCT#p1", "name": "P1"},
+    ]
+    assert data["order"]["customer"] == {"companyName": "Vins et alcools"}
+    (line,) = data["order"]["lines"]["edges"]
+    assert line["node"]["quantity"] == 12 and line["node"]["product"] == {"name": "P3"}
+    assert data["shipment"]["line"] == {"quantity": 12, "product": {"name": "P3"}}
+    # the list's products are read together, in one BatchGetItem with the other wave's reads
+    assert body["extensions"]["dynamodb"]["operations"].get("GetItem", 0) == 0

@@ -165,3 +165,12 @@ def test_other_exceptions_are_internal(exc: Exception) -> None:
 def test_client_side_botocore_errors_are_not_retryable(exc: Exception) -> None:
     assert not is_retryable(exc)
     assert type(translate(exc)) is EdgewiseError
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_request_refused_as_invalid_is_never_retried_whatever_its_status(status: int) -> None:
+    """DynamoDB answers 400; an endpoint that answers a 5xx for the same refusal (moto, on a
+    bound of the wrong type) must not turn it into seconds of retries."""
+    exc = client_error("ValidationException", status, message="Invalid KeyConditionExpression")
+    assert not is_retryable(exc)
+    assert code_of(translate(exc)) == "INTERNAL_SERVER_ERROR"
