@@ -72,9 +72,9 @@ class Codec:
     # ---- keys ------------------------------------------------------------------------------
 
     @staticmethod
-    def format(template: Template, values: Mapping[str, Any]) -> str:
+    def format(template: Template, values: Mapping[str, Any], partial: bool = False) -> str:
         try:
-            return template.format(values)
+            return template.format(values, partial)
         except KeyValueError as exc:
             raise BadUserInput(f"invalid key value: {exc}") from None
 

@@ -107,12 +107,14 @@ class Writer:
                     str(values.get("id", values.get("from", ""))), write.shards
                 )
             needed = set(write.pk.placeholders) | set(write.sk.placeholders if write.sk else ())
-            if any(filled.get(n) is None for n in needed):
+            if not write.partial and any(filled.get(n) is None for n in needed):
                 continue
             codec = self.codec
-            out[write.index.pk] = codec.typed(write.index.pk, codec.format(write.pk, filled))
+            pk = codec.format(write.pk, filled, write.partial)
+            out[write.index.pk] = codec.typed(write.index.pk, pk)
             if write.sk is not None and write.index.sk is not None:
-                out[write.index.sk] = codec.typed(write.index.sk, codec.format(write.sk, filled))
+                sk = codec.format(write.sk, filled, write.partial)
+                out[write.index.sk] = codec.typed(write.index.sk, sk)
         return out
 
     def edge_item(

@@ -573,7 +573,7 @@ class _Compiler:
             self.typed_key((*where, "pk"), pk, index.pk, {})
             if sk is not None and index.sk is not None:
                 self.typed_key((*where, "sk"), sk, index.sk, {})
-            out.append(IndexWrite(index, pk, sk, keys.shards))
+            out.append(IndexWrite(index, pk, sk, keys.shards, keys.partial))
         return tuple(out)
 
     # ---- edges -----------------------------------------------------------------------------

@@ -200,6 +200,11 @@ class IndexKeys(Spec):
     shards: int | None = Field(
         None, ge=1, le=1000, description="`{shard}` = crc32(id) mod shards (write sharding)."
     )
+    partial: bool = Field(
+        False,
+        description="Write the keys with an empty value where a placeholder has none (as "
+        "ElectroDB does), instead of leaving the item out of the index.",
+    )
 
 
 class UniqueSpec(Spec):

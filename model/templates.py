@@ -106,12 +106,15 @@ class Template:
         """The text before the first placeholder (``ORDER#`` of ``ORDER#{id}``)."""
         return self.parts[0] if self.parts and isinstance(self.parts[0], str) else ""
 
-    def format(self, values: Mapping[str, Any]) -> str:
-        """The key for ``values`` (every placeholder must have one)."""
+    def format(self, values: Mapping[str, Any], partial: bool = False) -> str:
+        """The key for ``values`` (every placeholder must have one; ``partial``: one without a
+        value is written empty, as ElectroDB writes its index keys)."""
         out = []
         for part in self.parts:
             if isinstance(part, str):
                 out.append(part)
+            elif partial and values.get(part.name) in (None, ""):
+                continue
             elif part.name not in values:
                 raise KeyValueError(f"{self.text!r} needs a value for {part.name}")
             else:

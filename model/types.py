@@ -127,6 +127,7 @@ class IndexWrite:
     pk: Template
     sk: Template | None
     shards: int | None = None
+    partial: bool = False  # a placeholder without a value is written empty, not left out
 
 
 @dataclass(frozen=True, slots=True)

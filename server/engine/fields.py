@@ -419,12 +419,13 @@ class Resolvers:
         index_name = query.index.name
         forward = query.order == "asc"
         keep = self.codec.keeps_nodes(result)
+        needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
 
         def plan(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values: dict[str, Any] = dict(args)
             if ref is not None:
                 owner = self.codec.key_values(ref.type, ref.key) or {}
-                values |= owner
+                values |= owner | _stored_values(ref, needed - owner.keys() - args.keys(), ctx)
             partitions: list[dict[str, Any]] = [values]
             if SHARD in query.partition.placeholders:
                 partitions = [values | {SHARD: s} for s in range(query.shards or 1)]
@@ -453,9 +454,16 @@ class Resolvers:
 
     # ---- connection fields -----------------------------------------------------------------
 
-    def connection(self, plan: Plan) -> Callable[..., Conn]:
-        def resolve(ref: Ref, info: Info, **args: Any) -> Conn:
+    def connection(self, plan: Plan) -> Callable[..., Any]:
+        async def later(ref: Ref, info: Info, args: dict[str, Any]) -> Conn:
+            await info.context.item(ref)
             return plan(ref, args, info.context)
+
+        def resolve(ref: Ref, info: Info, **args: Any) -> Any:
+            try:
+                return plan(ref, args, info.context)
+            except ItemNeeded:  # an `on:` pattern's placeholder is a stored field
+                return later(ref, info, args)
 
         return resolve
 
@@ -688,6 +696,22 @@ def load_hook(dotted: str) -> Callable[..., Any]:
     module, _, name = dotted.partition(":")
     function: Callable[..., Any] = getattr(importlib.import_module(module), name)
     return function
+
+
+class ItemNeeded(EdgewiseError):
+    """A connection's plan needs its owner's item, not yet read."""
+
+
+def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, Any]:
+    """The owner's stored fields named ``names`` (an ``on:`` pattern's placeholders beyond its
+    key), from its item; ItemNeeded while the item is still to read."""
+    wanted = [ref.type.fields[n] for n in names if n in ref.type.fields]
+    if not wanted:
+        return {}
+    item = ref.item if ref.item is not None else ctx.reads.known_item(ref.key)
+    if item is UNKNOWN:
+        raise ItemNeeded(f"{ref.type.name}'s item is needed")
+    return {f.name: (item or {}).get(f.attribute) for f in wanted}
 
 
 def _enum_of(node: NodeType, placeholder: str) -> str:

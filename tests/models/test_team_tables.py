@@ -138,6 +138,7 @@ types:
       name: String!
       since: DateTime
       city: {type: String!}
+      repId: String
   Branch:
     key: {pk: "branch#{city}", sk: "BRANCH#{region}"}
     fields: {city: String!, region: String!}
@@ -148,6 +149,11 @@ queries:
     type: Customer
     index: GSI1
     partition: "REP#{id}"
+  colleagues:
+    on: Customer
+    type: Customer
+    index: GSI1
+    partition: "REP#{repId}"
   branches:
     type: Branch
     index: GSI1
@@ -188,6 +194,7 @@ SALES_ITEMS: list[dict[str, Any]] = [
             "name": f"Customer {i}",
             "city": "Atlanta",
             "since": "2020-08-10T09:30:00.145Z",
+            "repId": "r1",
             "GSI1PK": "REP#r1",
             "GSI1SK": f"CUST#c{i}",
         }
@@ -553,15 +560,21 @@ table:
   keyCasing: lower
   indexes:
     gsi1: {partitionKey: gsi1pk, sortKey: gsi1sk}
+    gsi2: {partitionKey: gsi2pk, sortKey: gsi2sk}
 enums:
   TaskStatus: {OPEN: open, IN_PROGRESS: in-progress}
 types:
   Employee:
     typeValue: employee
     key: {pk: "$taskapp#employee_{employee}", sk: "$employee_1"}
-    fields: {employee: String!, firstName: String!, office: String!}
+    fields:
+      employee: String!
+      firstName: String!
+      office: String!
+      manager: String
     indexes:
       gsi1: {pk: "$taskapp#office_{office}", sk: "$workplaces#employee_1#employee_{employee}"}
+      gsi2: {pk: "$taskapp#manager_{manager}", sk: "$employee_1#employee_{employee}", partial: true}
   Task:
     typeValue: task
     key: {pk: "$taskapp#task_{task}", sk: "$task_1#project_{project}"}
@@ -578,16 +591,17 @@ ELECTRO_TABLE = {
         {"AttributeName": "pk", "KeyType": "HASH"},
         {"AttributeName": "sk", "KeyType": "RANGE"},
     ],
-    "AttributeDefinitions": _keys("pk", "sk", "gsi1pk", "gsi1sk"),
+    "AttributeDefinitions": _keys("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"),
     "GlobalSecondaryIndexes": [
         {
-            "IndexName": "gsi1",
+            "IndexName": name,
             "KeySchema": [
-                {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+                {"AttributeName": f"{name}pk", "KeyType": "HASH"},
+                {"AttributeName": f"{name}sk", "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "ALL"},
         }
+        for name in ("gsi1", "gsi2")
     ],
 }
 ELECTRO_ITEMS: list[dict[str, Any]] = [
@@ -885,3 +899,38 @@ async def test_references_over_lists_whole_keys_and_composite_keys(team_http: Te
     assert data["shipment"]["line"] == {"quantity": 12, "product": {"name": "P3"}}
     # the list's products are read together, in one BatchGetItem with the other wave's reads
     assert body["extensions"]["dynamodb"]["operations"].get("GetItem", 0) == 0
+
+
+async def test_a_partial_index_key_is_written_with_an_empty_value(
+    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+) -> None:
+    http = await team_http(ELECTRO, ELECTRO_TABLE, ELECTRO_ITEMS)
+    for employee, manager in (("Ann", None), ("Bo", "Ann")):
+        given = f', manager: "{manager}"' if manager else ""
+        created = await gql(
+            http,
+            f'mutation {{ createEmployee(input: {{employee: "{employee}", firstName: "x", '
+            f'office: "HQ"{given}}}) {{ employee }} }}',
+        )
+        assert created["data"]["createEmployee"] == {"employee": employee}, created
+    client = _client(dynamodb)
+    key = {"pk": {"S": "$taskapp#employee_ann"}, "sk": {"S": "$employee_1"}}
+    ann = client.get_item(TableName="electro", Key=key)["Item"]
+    assert ann["gsi2pk"] == {"S": "$taskapp#manager_"}  # ElectroDB's partial key, not left out
+    assert ann["gsi2sk"] == {"S": "$employee_1#employee_ann"}
+    key["pk"] = {"S": "$taskapp#employee_bo"}
+    assert client.get_item(TableName="electro", Key=key)["Item"]["gsi2pk"] == {
+        "S": "$taskapp#manager_ann"
+    }
+
+
+async def test_an_on_pattern_fills_its_partition_from_the_owners_stored_field(
+    team_http: TeamTable,
+) -> None:
+    http = await team_http(SALES, SALES_TABLE, SALES_ITEMS)
+    body = await gql(
+        http, '{ customer(id: "c2") { colleagues { totalCount edges { node { id } } } } }'
+    )
+    colleagues = body["data"]["customer"]["colleagues"]
+    assert [e["node"]["id"] for e in colleagues["edges"]] == ["CUST#c1", "CUST#c2", "CUST#c3"]
+    assert colleagues["totalCount"] == 3
