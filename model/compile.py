@@ -142,10 +142,11 @@ class _Compiler:
         names = template.placeholders
         wanted = ("Int", "Float", "ID") if kind == "N" else ("String", "ID")
         shown = "an Int or Float" if kind == "N" else "a base64 String"
+        kinds = {"N": "a number (N)", "B": "a binary (B)"}
         if len(template.parts) != 1 or len(names) != 1:
             self.problem(
                 where,
-                f"{attribute} is a {kind} key: its template is one placeholder of {shown} "
+                f"{attribute} is {kinds[kind]} key: its template is one placeholder of {shown} "
                 f"field with no literal text, e.g. '{{{names[0] if names else 'id'}}}'",
             )
             return
@@ -153,7 +154,7 @@ class _Compiler:
         if names[0] != "id" and field is not None and field.type.name not in wanted:
             self.problem(
                 where,
-                f"{attribute} is a {kind} key, so {{{names[0]}}} must be {shown} field, "
+                f"{attribute} is {kinds[kind]} key, so {{{names[0]}}} must be {shown} field, "
                 f"not {field.type.name}; declare `{names[0]}: "
                 f"{'Int!' if kind == 'N' else 'String!'}`",
             )

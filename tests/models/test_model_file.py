@@ -200,6 +200,42 @@ BROKEN = [
         "types.Book.fields.author.length (line 21): length constrains a stored value; remove it "
         "from this ref field",
     ),
+    # tables as teams have them
+    (
+        "  sortKey: sk\n",
+        "  sortKey: {name: sk, type: N}\n",
+        "types.Chapter.key.sk (line 25): sk is a number (N) key: its template is one "
+        "placeholder of an Int or Float field with no literal text, e.g. '{number}'",
+    ),
+    (
+        "    byDate: {partitionKey: gpk, sortKey: gsk}",
+        "    byDate: {partitionKey: gpk, sortKey: gsk, local: true}",
+        "table.indexes.byDate (line 7): a local index shares the table's partition key",
+    ),
+    (
+        '    key: "AUTHOR#{id}"\n    fields:\n      name: String!',
+        '    key: "AUTHOR#{id}"\n    implicit: true\n    fields:\n      name: String!',
+        "types.Author.fields.name (line 15): Author is implicit (no item of its own), so name is "
+        "null where nothing is stored; make it nullable: String",
+    ),
+    (
+        "author: {type: Author, ref: authorId}",
+        "chapter: {type: Chapter, ref: authorId}",
+        "types.Book.fields.chapter.ref (line 21): Chapter's key has {bookId}, {number}: name a "
+        "field for each, `{placeholder: field, …}`",
+    ),
+    (
+        "author: {type: Author, ref: authorId}",
+        "chapter: {type: Chapter, ref: {bookId: authorId}}",
+        "types.Book.fields.chapter.ref (line 21): Chapter's key has {bookId}, {number}: give a "
+        "field for each placeholder",
+    ),
+    (
+        "    inverted: {partitionKey: sk, sortKey: pk}",
+        "    inverted: {partitionKey: sk, sortKey: pk, projection: KEYS_ONLY}\n"
+        "    other: {partitionKey: {name: sk, type: N}}",
+        "table.indexes.other.partitionKey.type (line 7): sk is declared S elsewhere",
+    ),
 ]
 
 
