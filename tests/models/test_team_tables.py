@@ -934,3 +934,36 @@ async def test_an_on_pattern_fills_its_partition_from_the_owners_stored_field(
     colleagues = body["data"]["customer"]["colleagues"]
     assert [e["node"]["id"] for e in colleagues["edges"]] == ["CUST#c1", "CUST#c2", "CUST#c3"]
     assert colleagues["totalCount"] == 3
+
+
+async def test_writes_to_a_number_keyed_table_keep_their_guarantees(
+    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+) -> None:
+    http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
+    created = await gql(
+        http,
+        'mutation { createCustomerOrder(input: {customerId: "Maria Anders", orderId: 77, '
+        "total: 1.5}) { orderId total } }",
+    )
+    assert created["data"]["createCustomerOrder"] == {"orderId": 77, "total": 1.5}, created
+    key = {"CustomerId": {"S": "Maria Anders"}, "OrderId": {"N": "77"}}
+    assert _client(dynamodb).get_item(TableName="customer-orders", Key=key)["Item"]["total"] == {
+        "N": "1.5"
+    }
+    again = await gql(
+        http,
+        'mutation { createCustomerOrder(input: {customerId: "Maria Anders", orderId: 77, '
+        "total: 2}) { orderId } }",
+    )
+    assert again["errors"][0]["extensions"]["code"] == "CONFLICT"  # the key is taken
+    updated = await gql(
+        http,
+        'mutation { updateCustomerOrder(input: {customerId: "Maria Anders", orderId: 77, '
+        "total: 3}) { total } }",
+    )
+    assert updated["data"]["updateCustomerOrder"] == {"total": 3.0}
+    deleted = await gql(
+        http, 'mutation { deleteCustomerOrder(customerId: "Maria Anders", orderId: 77) { id } }'
+    )
+    assert "errors" not in deleted, deleted
+    assert "Item" not in _client(dynamodb).get_item(TableName="customer-orders", Key=key)
