@@ -5,10 +5,12 @@ A stored value of the wrong DynamoDB type (a string where the model says Int) ra
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 from decimal import Decimal
 from typing import Any
 
+from boto3.dynamodb.types import Binary
 from graphql import (
     GraphQLBoolean,
     GraphQLError,
@@ -134,6 +136,8 @@ def _scalar(name: str, value: Any, enums: frozenset[str]) -> Any:
     if name in ("String", "ID") or name in enums:
         if isinstance(value, str):
             return value
+        if isinstance(value, Binary | bytes):  # binary (B): base64, as a key's text holds it
+            return base64.b64encode(value.value if isinstance(value, Binary) else value).decode()
     elif name == "Int":
         if isinstance(value, Decimal) and value == value.to_integral_value():
             return int(value)
@@ -149,7 +153,7 @@ def _scalar(name: str, value: Any, enums: frozenset[str]) -> Any:
         return value
     else:
         return value
-    raise WrongType(f"holds {type(value).__name__} {str(value)[:40]!r}, not {name}")
+    raise WrongType(f"holds {type(value).__name__} {repr(value)[:40]}, not {name}")
 
 
 def to_graphql(ref: TypeRef, value: Any, enums: frozenset[str]) -> Any:

@@ -967,3 +967,58 @@ async def test_writes_to_a_number_keyed_table_keep_their_guarantees(
     )
     assert "errors" not in deleted, deleted
     assert "Item" not in _client(dynamodb).get_item(TableName="customer-orders", Key=key)
+
+
+# A binary sort key: a base64 String in GraphQL, bytes in the table, compared as bytes.
+BINARY = """
+table:
+  name: blobs
+  partitionKey: owner
+  sortKey: {name: digest, type: B}
+types:
+  Blob:
+    key: {pk: "{ownerId}", sk: "{digest}"}
+    fields:
+      ownerId: {type: String!, attribute: owner}
+      digest: {type: String!, attribute: digest}
+      size: Int
+queries:
+  blobsOf:
+    type: Blob
+    partition: "{ownerId}"
+    sort: {between: [from, to], template: "{digest}"}
+"""
+BINARY_TABLE = {
+    "TableName": "blobs",
+    "KeySchema": [
+        {"AttributeName": "owner", "KeyType": "HASH"},
+        {"AttributeName": "digest", "KeyType": "RANGE"},
+    ],
+    "AttributeDefinitions": [
+        {"AttributeName": "owner", "AttributeType": "S"},
+        {"AttributeName": "digest", "AttributeType": "B"},
+    ],
+}
+BINARY_ITEMS: list[dict[str, Any]] = [
+    {"owner": "ann", "digest": bytes([b]), "size": b} for b in (1, 2, 200, 255)
+]
+
+
+async def test_a_binary_sort_key_is_base64_in_graphql_and_bytes_in_the_table(
+    team_http: TeamTable,
+) -> None:
+    http = await team_http(BINARY, BINARY_TABLE, BINARY_ITEMS)
+    b64 = {b: base64.b64encode(bytes([b])).decode() for b in (1, 2, 200, 255)}
+    body = await gql(
+        http,
+        'query($from: String, $d: String!) { blobsOf(ownerId: "ann", from: $from) '
+        '{ edges { node { digest size } } } blob(ownerId: "ann", digest: $d) { size } }',
+        {"from": b64[2], "d": b64[200]},
+    )
+    assert "errors" not in body, body
+    assert [e["node"] for e in body["data"]["blobsOf"]["edges"]] == [
+        {"digest": b64[2], "size": 2},
+        {"digest": b64[200], "size": 200},
+        {"digest": b64[255], "size": 255},
+    ]
+    assert body["data"]["blob"] == {"size": 200}
