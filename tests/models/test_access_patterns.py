@@ -95,6 +95,54 @@ OFFICE_ITEMS = [
 # the same table read without its type attribute: items are told apart by their key templates
 BY_KEYS = OFFICES.replace("  typeAttribute: __edb_e__\n", "")
 
+# the collection on a global index, each entity keyed by its own id in the table
+ON_GSI = """\
+table:
+  name: electro
+  partitionKey: pk
+  sortKey: sk
+  typeAttribute: __edb_e__
+  indexes:
+    gsi1: {partitionKey: gsi1pk, sortKey: gsi1sk}
+types:
+  Office:
+    key: "$app#office_{id}"
+    typeValue: office
+    fields: {name: String!, city: String}
+  Employee:
+    key: "$app#employee_{id}"
+    typeValue: employee
+    fields: {name: String!, team: String, office: String}
+  Desk:
+    key: "$app#desk_{id}"
+    typeValue: desk
+    fields: {floor: Int}
+queries:
+  workplaces:
+    types: [Office, Employee]
+    union: Workplace
+    index: gsi1
+    partition: "$app#office_{office}"
+"""
+
+
+def _on_gsi1(item: dict[str, Any]) -> dict[str, Any]:
+    """The item as ElectroDB writes an entity whose collection is on gsi1: the collection's
+    keys in gsi1pk/gsi1sk, the entity's own in pk/sk."""
+    own = f"$app#{item['__edb_e__']}_{item['sk'].rsplit('_', 1)[1]}"
+    return {**item, "pk": own, "sk": own, "gsi1pk": item["pk"], "gsi1sk": item["sk"]}
+
+
+COLLECTIONS = pytest.mark.parametrize(
+    ("model", "items"),
+    [
+        (OFFICES, OFFICE_ITEMS),
+        (BY_KEYS, OFFICE_ITEMS),
+        (ON_GSI, [_on_gsi1(item) for item in OFFICE_ITEMS]),
+    ],
+    ids=["type attribute", "key templates", "on a global index"],
+)
+
 TASKS = """\
 table:
   name: tasks
@@ -226,11 +274,11 @@ WORKPLACES = """query($office: String!, $first: Int, $after: String) {
   } }"""
 
 
-@pytest.mark.parametrize("model", [OFFICES, BY_KEYS], ids=["type attribute", "key templates"])
+@COLLECTIONS
 async def test_a_collection_answers_several_types_as_a_union_in_one_query(
-    served: Serve, model: str
+    served: Serve, model: str, items: list[dict[str, Any]]
 ) -> None:
-    http = await served(model, OFFICE_ITEMS)
+    http = await served(model, items)
     body = await gql(http, WORKPLACES.replace("totalCount ", ""), {"office": "o1"})
     connection = body["data"]["workplaces"]
     nodes = [e["node"] for e in connection["edges"]]
@@ -245,9 +293,11 @@ async def test_a_collection_answers_several_types_as_a_union_in_one_query(
     assert _cost(body) == (1, 1, {"Query": 1})
 
 
-@pytest.mark.parametrize("model", [OFFICES, BY_KEYS], ids=["type attribute", "key templates"])
-async def test_a_collection_pages_and_counts_only_its_own_types(served: Serve, model: str) -> None:
-    http = await served(model, OFFICE_ITEMS)
+@COLLECTIONS
+async def test_a_collection_pages_and_counts_only_its_own_types(
+    served: Serve, model: str, items: list[dict[str, Any]]
+) -> None:
+    http = await served(model, items)
     first = await gql(http, WORKPLACES, {"office": "o1", "first": 4})
     page = first["data"]["workplaces"]
     assert page["totalCount"] == 6  # five employees and the office; no desk, no printer
