@@ -98,8 +98,8 @@ class Listing(NamedTuple):
     listed, a node of a type listed): an index partition may hold other items too, which are
     never answered nor counted, so ``first`` items are read past them. ``where``: an access
     pattern's filter, bound to its arguments (a FilterExpression): DynamoDB applies a Query's
-    Limit before its filter, so a page reads on until ``first`` items pass, and a count is the
-    Count DynamoDB gives after the filter."""
+    Limit before its filter, so a page reads on until ``first`` items pass, and a count counts
+    only what passes (the Count DynamoDB gives after the filter, where nothing is kept here)."""
 
     index: str | None  # type: ignore[assignment]  # the GSI; shadows tuple.index, unused
     branches: tuple[Branch, ...]

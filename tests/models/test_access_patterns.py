@@ -436,6 +436,20 @@ BROKEN = [
         "leading placeholders, in order; write [project]",
     ),
     (
+        OFFICES,
+        "    fields: {name: String!, city: String}",
+        "    fields: {name: String!, city: String, head: {type: Employee, first: staff}}",
+        "types.Office.fields.head.first (line 10): staff lists the union Workplace: first reads "
+        "a collection of one type",
+    ),
+    (
+        TASKS,
+        "{maxPoints: Int}",
+        "{maxPoints: Int, minPoints: Int}",
+        "queries.tasksOfProject.arguments.minPoints (line 24): minPoints is not used: compare "
+        "with it in `where` (`$minPoints`) or remove it",
+    ),
+    (
         TASKS,
         "{points: {lte: $maxPoints}}",
         "{points: {lte: $maxPonts}}",
