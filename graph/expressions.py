@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
 from typing import Any
 
+from model.filters import Comparison, Where
+
 __all__ = ["Expr"]
+
+_ORDERED = {"lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
+_TYPES = {"number": "N", "boolean": "BOOL"}  # a filter's kind of value: its DynamoDB type
+
+
+def _stored(value: Any) -> Any:
+    """A compared value as Edgewise stores it: dates ``YYYY-MM-DD``, date-times in UTC with
+    milliseconds and ``Z``; DynamoDB compares those strings."""
+    if isinstance(value, datetime):
+        moment = value.astimezone(UTC).isoformat(timespec="milliseconds")
+        return moment.replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
 
 
 class Expr:
@@ -55,6 +72,47 @@ class Expr:
         if prefix:
             return condition + f" AND begins_with({self.name(sk)}, {self.value(prefix)})"
         return condition
+
+    def condition(self, where: Where, now: datetime) -> str:
+        """A FilterExpression holding exactly where :meth:`model.filters.Where.holds` does (an
+        absent attribute is null: it equals only null and orders with nothing). It may be
+        joined to others by AND as it is; it never has redundant parentheses, which DynamoDB
+        refuses."""
+        return " AND ".join(self._parts(where, now))
+
+    def _parts(self, where: Where, now: datetime) -> list[str]:
+        """Terms that all must hold, each one comparison or in parentheses."""
+        parts = [self._comparison(t, now) for t in where.tests]
+        for group in where.alternatives:
+            options = []
+            for option in group:
+                inner = self._parts(option, now)
+                options.append(inner[0] if len(inner) == 1 else f"({' AND '.join(inner)})")
+            parts.append(options[0] if len(options) == 1 else f"({' OR '.join(options)})")
+        return parts
+
+    def _comparison(self, test: Comparison, now: datetime) -> str:
+        """One test. An attribute of another DynamoDB type than the field's fails every test
+        but ``eq null``, as :meth:`model.filters.Comparison.holds` has it."""
+        name = self.name(test.attribute)
+        value = test.value
+        if test.now:
+            value = now.date() if test.kind == "date" else now
+        typed = f"attribute_type({name}, {self.value(_TYPES.get(test.kind, 'S'))})"
+        absent = f"attribute_not_exists({name}) OR attribute_type({name}, {self.value('NULL')})"
+        if test.op in _ORDERED:
+            return f"({typed} AND {name} {_ORDERED[test.op]} {self.value(_stored(value))})"
+        if test.op == "in":
+            values = [v for v in value if v is not None]
+            listed = f"{name} IN ({', '.join(self.value(_stored(v)) for v in values)})"
+            if None not in value:
+                return listed
+            return f"({absent} OR {listed})" if values else f"({absent})"
+        if value is None:
+            return f"({absent})" if test.op == "eq" else typed
+        if test.op == "eq":
+            return f"{name} = {self.value(_stored(value))}"
+        return f"({absent} OR ({typed} AND {name} <> {self.value(_stored(value))}))"
 
     def params(self, serialize: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -66,7 +66,7 @@ class Codec:
         self._ids = (re.compile(model.ids[0]), model.ids[1]) if model.ids else None
         self._by_value = {t.type_value: t for t in model.types.values()}
         self._singles = [t for t in model.types.values() if t.single]
-        self._keeps: dict[tuple[str, str], Callable[[Item], bool]] = {}
+        self._keeps: dict[tuple[str, ...], Callable[[Item], bool]] = {}
         self._logged: set[str] = set()
 
     # ---- keys ------------------------------------------------------------------------------
@@ -276,23 +276,38 @@ class Codec:
             key.sk,
         )
 
-    def keeps_nodes(self, node: NodeType) -> Callable[[Item], bool]:
-        """Whether a listed item answers a ``node``: the node's own item, or an edge item with
-        the node at one end."""
-        found = self._keeps.get(("node", node.name))
+    def keeps_nodes(self, *nodes: NodeType) -> Callable[[Item], bool]:
+        """Whether a listed item answers a node of one of ``nodes`` (one type, or the several
+        of a collection): a node's own item, or an edge item with such a node at one end
+        (:meth:`listed`). Items of other types are never answered nor counted."""
+        names = tuple(n.name for n in nodes)
+        found = self._keeps.get(("node", *names))
         if found is None:
+            where = f"a list of {' or '.join(names)}"
 
             def keep(item: Item) -> bool:
                 found = self.node_type(item)
-                if found is node:
+                if found is not None and found.name in names:
                     return True
                 edge = self.edge_type(item) if found is None else None
                 if edge is None and found is None:
-                    self._unexplained(item, f"a list of {node.name}")
-                return edge is not None and node.name in (edge.source, edge.target)
+                    self._unexplained(item, where)
+                return edge is not None and (edge.source in names or edge.target in names)
 
-            found = self._keeps[("node", node.name)] = keep
+            found = self._keeps[("node", *names)] = keep
         return found
+
+    def listed(self, item: Item, names: tuple[str, ...], whole: bool = True) -> Ref:
+        """The node a kept item of a listing of ``names`` answers (:meth:`keeps_nodes`): the
+        item's own node (the item attached when ``whole``: not read from an index projecting
+        only some attributes), or the end of an edge item that is of one of those types (its
+        ``from`` end when both are)."""
+        found = self.node_type(item)
+        if found is not None and found.name in names:
+            return Ref(found, self.item_key(item), item if whole else None)
+        edge = self.edge_type(item)
+        assert edge is not None  # the listing kept only such items
+        return self.end(edge, item, "from" if edge.source in names else "to")
 
     def edges_at(
         self,

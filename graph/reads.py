@@ -15,12 +15,14 @@ import heapq
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
 from boto3.dynamodb.types import Binary
 
 from model import Bounds, Template
+from model.filters import Where
 from model.templates import HIGHEST
 
 from .errors import BadUserInput
@@ -121,8 +123,11 @@ class Listing(NamedTuple):
     an edge joins two nodes of one type). ``unmarked``: an attribute no listed item may have
     (the mark of a node being deleted, :mod:`graph.deletes`), also a FilterExpression, so counts
     agree with pages. ``keep``: whether an item belongs in the listing (an edge of the label
-    listed, a node of the type listed): an index partition may hold other items too, which are
-    never answered nor counted, so ``first`` items are read past them."""
+    listed, a node of a type listed): an index partition may hold other items too, which are
+    never answered nor counted, so ``first`` items are read past them. ``where``: an access
+    pattern's filter, bound to its arguments (a FilterExpression): DynamoDB applies a Query's
+    Limit before its filter, so a page reads on until ``first`` items pass, and a count counts
+    only what passes (the Count DynamoDB gives after the filter, where nothing is kept here)."""
 
     index: str | None  # type: ignore[assignment]  # the GSI; shadows tuple.index, unused
     branches: tuple[Branch, ...]
@@ -130,6 +135,7 @@ class Listing(NamedTuple):
     only: tuple[str, str] | None = None
     unmarked: str | None = None
     keep: Callable[[Item], bool] | None = None
+    where: Where | None = None
 
 
 class PageKey(NamedTuple):
@@ -389,6 +395,8 @@ class Reads:
             filters.append(f"{expr.name(attribute)} = {expr.value(value)}")
         if listing.unmarked is not None:
             filters.append(f"attribute_not_exists({expr.name(listing.unmarked)})")
+        if listing.where is not None:
+            filters.append(expr.condition(listing.where, datetime.now(UTC)))
         if filters:
             params["FilterExpression"] = " AND ".join(filters)
         params |= expr.params(_value)
@@ -411,18 +419,19 @@ class Reads:
         self, listing: Listing, branch: Branch, limit: int, position: list[str] | None
     ) -> tuple[list[Item], bool]:
         """Up to ``limit`` items of one branch from ``position``, and whether more follow.
-        Items the listing does not keep are read past (the Query goes on), never answered."""
+        Items the listing does not keep, or its filter leaves out, are read past (the Query goes
+        on), never answered."""
         params = self._params(listing, branch) | {"Limit": limit}
         if position is not None:
             params["ExclusiveStartKey"] = self._start(listing.index, branch, position)
         keep = self._keeper(listing, branch)
-        if keep is None:
+        if keep is None and listing.where is None:
             items, last, _ = await self.table.query(**params)
             return items, last is not None
         kept: list[Item] = []
         while True:
             items, last, _ = await self.table.query(**params)
-            kept += filter(keep, items)
+            kept += items if keep is None else filter(keep, items)
             if last is None or len(kept) >= limit:
                 return kept[:limit], last is not None or len(kept) > limit
             params["ExclusiveStartKey"] = last

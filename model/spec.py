@@ -392,10 +392,26 @@ class SortSpec(Spec):
     exclusive: bool = Field(
         False, description="`between` leaves out its bounds' own values (after/before)."
     )
+    arguments: list[GraphQLName] = Field(
+        default_factory=list,
+        description="The template's leading placeholders, in order, as optional equality "
+        "arguments, coarse to fine: a finer one needs the coarser ones (else BAD_USER_INPUT); "
+        "the key prefix they fix ends at a literal boundary. Each is typed like the field of "
+        "that name (String when no type has one).",
+    )
 
 
 class QuerySpec(Spec):
-    type: str = Field(description="The type the pattern returns.")
+    type: str | None = Field(None, description="The type the pattern returns.")
+    types: list[GraphQLName] | None = Field(
+        None,
+        description="Several types one Query returns (a collection of one index partition): "
+        "the connection's node is the GraphQL union `union` names; items of other types in the "
+        "partition are skipped, never answered nor counted. Instead of `type`.",
+    )
+    union: GraphQLName | None = Field(
+        None, description="The name of the GraphQL union of `types` (e.g. `Workplace`)."
+    )
     on: str | None = Field(None, description="A type field instead of a root field.")
     field: str | None = Field(None, description="The field name on `on` (defaults to the key).")
     index: str | None = Field(None, description="The index to query; the table without it.")
@@ -404,6 +420,19 @@ class QuerySpec(Spec):
     order: Order = "asc"
     count: Count = "query"
     description: str | None = None
+    where: dict[str, object] | None = Field(
+        None,
+        description="A filter on the stored fields of the items read (a FilterExpression), "
+        "in the grammar of a path's `where`: `field: value`, `field: {eq, ne, lt, lte, gt, "
+        "gte, in}`, `or: [filter, …]`; a value `$name` is the argument `name` (declared under "
+        "`arguments`), and an entry whose argument is not given is left out. DynamoDB charges "
+        "read units for every item the Query reads, before the filter.",
+    )
+    arguments: dict[GraphQLName, str] = Field(
+        default_factory=dict,
+        description="Arguments of the `where` filter: name to GraphQL type (`maxPoints: Int`); "
+        "each is optional.",
+    )
 
 
 class ObjectSpec(Spec):

@@ -11,6 +11,7 @@ from .templates import Template
 
 if TYPE_CHECKING:
     from .access import Access
+    from .filters import Where
     from .paths import Walk
 
 __all__ = [
@@ -223,10 +224,13 @@ class EdgeType:
 @dataclass(frozen=True)
 class Query:
     """An access pattern: a Query of ``index`` at ``partition`` (placeholders from the parent
-    ``on`` or from arguments; ``{shard}`` fans out), narrowed and ordered by ``sort``."""
+    ``on`` or from arguments; ``{shard}`` fans out), narrowed and ordered by ``sort`` (its
+    leading placeholders ``equal`` by optional arguments, coarse to fine), its items filtered
+    by ``where`` (a FilterExpression). ``types``: the node types it answers, one (``type``) or
+    several, a GraphQL union named ``union``."""
 
     name: str
-    type: str
+    type: str  # the one type answered; with a union, the first of ``types``
     on: str | None
     field: str
     index: Index
@@ -242,6 +246,10 @@ class Query:
     shards: int | None
     connection: str
     exclusive: bool = False  # `between` leaves out its bounds' own values
+    types: tuple[str, ...] = ()  # every type answered (``type`` alone without a union)
+    union: str | None = None  # the GraphQL union of ``types``
+    equal: tuple[str, ...] = ()  # sort placeholders fixed by optional arguments, coarse to fine
+    where: Where | None = None  # the filter; its ``$`` arguments are among ``arguments``
 
 
 @dataclass(frozen=True)

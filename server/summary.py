@@ -30,6 +30,12 @@ def _query_cost(model: Model, query: Query) -> str:
             f"; without {', '.join(query.fan_out)}: {values * branches} Queries in parallel, merged"
         )
     order = "newest first" if query.order == "desc" else "in key order"
+    if query.union is not None:
+        order += f", {' and '.join(query.types)} as {query.union}"
+    if query.equal:
+        order += f", sort key narrowed by {', '.join(query.equal)} (coarse to fine)"
+    if query.where is not None:
+        fan += "; filtered (read units for every item read, before the filter)"
     if branches > 1:
         return f"{branches} Queries on {where} in parallel (shards), merged, {order}{fan}"
     return f"Query {where}, {order}{fan}"

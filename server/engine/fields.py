@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import pairwise
 from typing import Any
 
 from graphql import GraphQLObjectType
@@ -65,6 +66,12 @@ class Conn:
     node: NodeType | None = None
     edge: EdgeType | None = None
     far: str = "to"
+    types: tuple[str, ...] = ()  # a union's: the node types listed, instead of ``node``
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The names of the node types a node listing answers."""
+        return self.types or ((self.node.name,) if self.node is not None else ())
 
 
 @dataclass(slots=True)
@@ -370,10 +377,7 @@ class Resolvers:
         def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values = self.codec.key_values(ref.type, ref.key) or {}
             link = {mine: values[theirs] for mine, theirs in parent.link}
-            given = {a: args.get(a) for a in parent.arguments}
-            for coarse, finer in zip(parent.arguments, parent.arguments[1:], strict=False):
-                if given[coarse] is None and given[finer] is not None:
-                    raise BadUserInput(f"filtering by {finer} needs {coarse} too")
+            given = _coarse_to_fine(parent.arguments, args)
             partition = _render(lambda: child.pk.format(link))
             branch = _branch(partition, child.sk, link | given, None, None)
             listing = Listing(None, (branch,), forward, unmarked=self.unmarked, keep=keep)
@@ -414,11 +418,14 @@ class Resolvers:
         return plan
 
     def query(self, query: Query) -> Plan:
-        result = self.model.types[query.type]
+        results = tuple(self.model.types[t] for t in query.types or (query.type,))
+        result = results[0]
+        union = query.types if query.union else ()
         enums = self.model.enums
         index_name = query.index.name
         forward = query.order == "asc"
-        keep = self.codec.keeps_nodes(result)
+        keep = self.codec.keeps_nodes(*results)
+        bounds = query.between or ()
         needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
 
         def plan(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
@@ -429,8 +436,13 @@ class Resolvers:
             partitions: list[dict[str, Any]] = [values]
             if SHARD in query.partition.placeholders:
                 partitions = [values | {SHARD: s} for s in range(query.shards or 1)]
-            sorts: list[dict[str, Any]] = [{}]
-            for name in query.fan_out:
+            equal = _coarse_to_fine(query.equal, args)
+            missing = next((a for a, v in equal.items() if v is None), None)
+            finer = [a for a in (*query.fan_out, *bounds) if args.get(a) is not None]
+            if missing is not None and finer:
+                raise BadUserInput(f"filtering by {finer[0]} needs {missing} too")
+            sorts: list[dict[str, Any]] = [equal]
+            for name in query.fan_out if missing is None else ():
                 given = args.get(name)
                 every = enums[_enum_of(result, name)].values()
                 options = [given] if given is not None else list(every)
@@ -445,10 +457,11 @@ class Resolvers:
                     branches.append(
                         _branch(partition, query.sort, s_values, low, high, query.exclusive)
                     )
+            where = query.where.bound(args) if query.where is not None else None
             listing = Listing(
-                index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep
+                index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep, where=where
             )
-            return Conn(_page(listing, args), ref, node=result)
+            return Conn(_page(listing, args), ref, node=None if union else result, types=union)
 
         return plan
 
@@ -550,7 +563,7 @@ class Resolvers:
             edges = await scope.visible(edges)
         below = planned.below_edges(info)
         if below is not None and edges:
-            await planned.prefetch(info, [(e.node, below) for e in edges])
+            await planned.prefetch(info, [(e.node, below.of(e.node)) for e in edges])
         return edges
 
     async def page_edges(self, conn: Conn, info: Info) -> list[EdgeValue]:
@@ -603,15 +616,8 @@ class Resolvers:
 
 def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref:
     """The node a kept item of a node listing answers: the item itself, or an edge's end."""
-    expected = conn.node
-    assert expected is not None
-    codec = ctx.codec
-    if codec.node_type(item) is expected:
-        whole = codec.layout.complete(conn.key.listing.index)  # else: its fields read the item
-        return Ref(expected, codec.item_key(item), item if whole else None)
-    edge = codec.edge_type(item)
-    assert edge is not None  # the listing kept only such items (Codec.keeps_nodes)
-    return codec.end(edge, item, "from" if edge.source == expected.name else "to")
+    whole = ctx.codec.layout.complete(conn.key.listing.index)  # else: its fields read the item
+    return ctx.codec.listed(item, conn.listed, whole)
 
 
 def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
@@ -654,7 +660,7 @@ def from_copies(
     ``id``, ``__typename`` and key fields: that node is not read, one round less. An edge item
     lacking a copy (a null value, or written before the copy was declared) leaves its node
     to be read as usual. Access rules are unchanged: they are decided from edges."""
-    if not edges or wanted is None:
+    if not edges or wanted is None or conn.types:  # a union's nodes: read as they are
         return
     node_type = edges[0].node.type
     wanted = wanted - {"id", "__typename"} - node_type.keyed
@@ -716,6 +722,16 @@ def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, An
 
 def _enum_of(node: NodeType, placeholder: str) -> str:
     return node.fields[placeholder].type.name
+
+
+def _coarse_to_fine(names: tuple[str, ...], args: dict[str, Any]) -> dict[str, Any]:
+    """The values of optional equality arguments on leading sort-key placeholders (None where
+    not given); a finer one without the coarser ones is BAD_USER_INPUT."""
+    given = {a: args.get(a) for a in names}
+    for coarse, finer in pairwise(names):
+        if given[coarse] is None and given[finer] is not None:
+            raise BadUserInput(f"filtering by {finer} needs {coarse} too")
+    return given
 
 
 def _page(listing: Listing, args: dict[str, Any]) -> PageKey:

@@ -26,6 +26,7 @@ from graphql import (
     GraphQLField,
     GraphQLNonNull,
     GraphQLObjectType,
+    GraphQLUnionType,
     Node,
     get_named_type,
 )
@@ -74,11 +75,20 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Selection:
     """What one object's selection reads: its own item (a stored field is selected) and the
-    fields that lead further."""
+    fields that lead further. Under a union, ``cases`` holds the selection of each of its
+    types (``... on`` fragments), which :meth:`of` picks for a node."""
 
     item: bool
     steps: tuple[Step, ...]
     names: frozenset[str]
+    cases: tuple[tuple[str, Selection], ...] = ()
+
+    def of(self, ref: Ref) -> Selection:
+        """The selection on ``ref``, of the node's own type."""
+        for name, case in self.cases:
+            if name == ref.type.name:
+                return case
+        return self
 
 
 _CACHE: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
@@ -207,6 +217,10 @@ def _below(
     if not inner:
         return None, None
     node_type = get_named_type(edge_type.fields["node"].type)
+    if isinstance(node_type, GraphQLUnionType):
+        cases = tuple((t.name, _plan(info, t, inner)) for t in node_type.types)
+        names = frozenset().union(*(case.names for _, case in cases))
+        return Selection(False, (), names, cases), names
     assert isinstance(node_type, GraphQLObjectType)
     below = _plan(info, node_type, inner)
     return below, below.names
@@ -301,7 +315,7 @@ async def prefetch(
             if page is UNKNOWN:
                 continue
             edges = fields.edges_for(conn, page, step.wanted, ctx)
-            level += [(e.node, step.below) for e in edges]
+            level += [(e.node, step.below.of(e.node)) for e in edges]
             vias += [e.item for e in edges]
         if ctx.scope is not None and level:
             level = await _readable(ctx.scope, level, vias)

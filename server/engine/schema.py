@@ -25,10 +25,11 @@ from graphql import (
     GraphQLOutputType,
     GraphQLSchema,
     GraphQLString,
+    GraphQLUnionType,
 )
 
 from graph.items import Codec, Ref
-from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
+from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
 
@@ -134,7 +135,7 @@ class _Builder:
                 ),
                 **extra,
                 "node": GraphQLField(
-                    GraphQLNonNull(self.objects[node]), resolve=lambda e, _i: e.node
+                    self.output(TypeRef(node, True)), resolve=lambda e, _i: e.node
                 ),
             },
             description=f"A {node} in {description}.",
@@ -171,6 +172,25 @@ class _Builder:
             node.name,
             {},
             f"a list of {node.name}",
+        )
+
+    def query_connection(self, query: Query) -> GraphQLObjectType:
+        """An access pattern's connection: of its type, or of the union of its types."""
+        if query.union is None:
+            return self.node_connection(self.model.types[query.type])
+        if query.union not in self.named:
+            self.named[query.union] = GraphQLUnionType(
+                query.union,
+                [self.objects[t] for t in query.types],
+                resolve_type=lambda ref, _info, _type: ref.type.name,
+                description=f"A {' or a '.join(query.types)}.",
+            )
+        return self.connection(
+            query.connection,
+            f"{query.union}Edge",
+            query.union,
+            {},
+            f"a list of {query.union} ({', '.join(query.types)})",
         )
 
     def edge_connection(self, edge: EdgeType, end: EdgeEnd, far: str) -> GraphQLObjectType:
@@ -285,9 +305,8 @@ class _Builder:
                 )
         for query in model.queries.values():
             if query.on == node.name:
-                result = model.types[query.type]
                 out[query.field] = self.planned(
-                    GraphQLNonNull(self.node_connection(result)),
+                    GraphQLNonNull(self.query_connection(query)),
                     plans[query.field],
                     "connection",
                     self.args(query.arguments),
@@ -418,10 +437,9 @@ class _Builder:
                     )
         for query in self.model.queries.values():
             if query.on is None:
-                result = self.model.types[query.type]
                 plan = r.query(query)
                 fields[query.field] = GraphQLField(
-                    GraphQLNonNull(self.node_connection(result)),
+                    GraphQLNonNull(self.query_connection(query)),
                     self.args(query.arguments),
                     resolve=r.root_connection(plan),
                     extensions={"plan": plan, "kind": "connection"},
