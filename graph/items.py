@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from model import EdgeType, KeyValueError, Model, NodeType, Template
+from model.types import RECORD_PREFIX
 
 from .errors import BadUserInput
 from .keys import ItemKey, validate_id
@@ -154,6 +155,8 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return self._by_value.get(str(item[model.type_attribute]))
         key = self.item_key(item)
+        if key.pk.startswith(RECORD_PREFIX):  # an idempotency record (graph.idempotency)
+            return None
         for node in model.types.values():
             if self.key_values(node, key) is not None:
                 return node
@@ -166,6 +169,8 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return None
         key = self.item_key(item)
+        if key.pk.startswith(RECORD_PREFIX):
+            return None
         for edge in model.edges.values():
             source, target = model.types[edge.source], model.types[edge.target]
             if source.pk.parse(key.pk) is not None and target.sk.parse(key.sk) is not None:

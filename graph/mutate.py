@@ -10,6 +10,7 @@ taken as success: a retry whose first attempt applied (single-item writes have n
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,11 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from model import EdgeType, Field, KeyValueError, Model, NodeType
-from model.types import SHARD
+from model.types import RECORD_EXPIRES, SHARD
 
+from . import idempotency
 from .constraints import check_values
 from .deletes import delete_node, is_marked, unmarked
-from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
+from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable, error_code
 from .expressions import Expr
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
@@ -159,13 +161,16 @@ class Writer:
     async def _commit(self, actions: list[_Action]) -> None:
         if not actions:
             return
-        if len(actions) == 1 and actions[0].kind != "ConditionCheck":
-            action = actions[0]
-            operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
-            await self.table.write(
-                operation[action.kind], self._params(action), action.on_fail, action.leaves
-            )
+        state = idempotency.current()
+        if state is not None:
+            await self._commit_keyed(state, actions)
             return
+        if len(actions) == 1 and actions[0].kind != "ConditionCheck":
+            await self._commit_one(actions[0])
+            return
+        await self._transact(actions)
+
+    async def _transact(self, actions: list[_Action], token: str | None = None) -> None:
         if len(actions) > MAX_ACTIONS:
             raise BadUserInput(
                 f"this write needs {len(actions)} items changed at once; "
@@ -177,7 +182,51 @@ class Writer:
             if action.condition and action.on_fail is not None:
                 params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             body.append({action.kind: params})
-        await self.table.transact_write(body, [a.on_fail for a in actions])
+        await self.table.transact_write(body, [a.on_fail for a in actions], token)
+
+    async def _commit_keyed(self, state: idempotency.Keyed, actions: list[_Action]) -> None:
+        """A commit of a request sent with an Idempotency-Key: its first carries the record
+        (see :mod:`graph.idempotency`), a one-item write then being a two-item transaction;
+        every transaction's client token derives from the key. Once another request holds the
+        key, nothing more is written."""
+        if state.lost:
+            raise idempotency.Taken("another request with this Idempotency-Key wrote first")
+        if state.written:
+            if len(actions) == 1 and actions[0].kind != "ConditionCheck":
+                await self._commit_one(actions[0])
+            else:
+                await self._transact(actions, state.token())
+            return
+        item = state.item(self.layout.pk, self.layout.sk, time.time())
+        record = _Action("Put", state.key, {"Item": to_dynamo(item)}, on_fail=state.failure)
+        e = record.expr
+        record.condition = (
+            f"attribute_not_exists({e.name(self.layout.pk)}) OR "
+            f"{e.name(RECORD_EXPIRES)} < {e.value(int(time.time()))}"
+        )
+        try:
+            await self._transact([record, *actions], state.token())
+        except idempotency.Applied:
+            pass  # an earlier attempt of this transaction applied; its answer was lost
+        except Unavailable:  # sent, maybe applied: the record tells
+            found = await self.table.get_item(state.key)
+            if found is None or found.get("owner") != state.owner:
+                raise
+        except EdgewiseError as exc:
+            cause = exc.__cause__
+            if cause is not None and error_code(cause) == "IdempotentParameterMismatchException":
+                state.lost = True  # the same token, another request's transaction
+                raise idempotency.Taken(
+                    "another request with this Idempotency-Key wrote first"
+                ) from exc
+            raise
+        state.written = True
+
+    async def _commit_one(self, action: _Action) -> None:
+        operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+        await self.table.write(
+            operation[action.kind], self._params(action), action.on_fail, action.leaves
+        )
 
     def _put(self, item: Item, condition: str | None, on_fail: Failure | None) -> _Action:
         action = _Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)}, leaves=item)
@@ -710,6 +759,14 @@ class Writer:
         action = self._update(key, sets, [a for a, v in attributes.items() if v is None])
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
         missing = NotFound(f"{source.key.pk} has no {edge.label} edge to {target.key.pk}")
+        state = idempotency.current()
+        if state is not None and not state.written:  # with the record: a transaction
+            action.on_fail = _always(missing)
+            await self._commit([action])
+            item = await self.table.get_item(key)
+            if item is None:
+                raise missing
+            return item
         params = self._params(action) | {"ReturnValues": "ALL_NEW"}
         response = await self.table.write("UpdateItem", params, _always(missing))
         return from_dynamo(response["Attributes"])
