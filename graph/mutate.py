@@ -151,6 +151,13 @@ class Writer:
 
     # ---- sending ---------------------------------------------------------------------------
 
+    @property
+    def room(self) -> int:
+        """Actions the next transaction may hold: one less while it must carry the request's
+        idempotency record."""
+        state = idempotency.current()
+        return MAX_ACTIONS - (1 if state is not None and not state.written else 0)
+
     def _params(self, action: _Action) -> dict[str, Any]:
         params = dict(action.body)
         if action.condition:
@@ -426,8 +433,8 @@ class Writer:
         action.leaves = new
         actions = [action, *self._claims(node, key, before, after)]
         copies = await self._copies(node, key, before, after)
-        if len(actions) + len(copies) > MAX_ACTIONS and copies:  # the rest in further writes
-            room = max(MAX_ACTIONS - len(actions), 0)
+        if len(actions) + len(copies) > self.room and copies:  # the rest in further writes
+            room = max(self.room - len(actions), 0)
             await self._commit(actions + copies[:room])
             await self._refresh(node, key, before, after, copies[room:])
             return new
@@ -499,9 +506,11 @@ class Writer:
         An edge removed meanwhile makes it list the edges again."""
         for _ in range(ATTEMPTS):
             try:
-                for start in range(0, len(updates), MAX_ACTIONS - 1):
-                    check = self._holds(node, key, after)
-                    await self._commit([check, *updates[start : start + MAX_ACTIONS - 1]])
+                start = 0
+                while start < len(updates):
+                    check, size = self._holds(node, key, after), self.room - 1
+                    await self._commit([check, *updates[start : start + size]])
+                    start += size
                 return
             except _Superseded:
                 return
@@ -562,7 +571,7 @@ class Writer:
         transactions of up to 100 actions, and the node last. With a ``deletions`` setting, the
         protocol of :mod:`graph.deletes` (the node marked first, then removed in steps)."""
         if self.model.deletions is not None:
-            await delete_node(self, node, key)
+            await delete_node(self, node, key, self.room)
             return
         old = await self.table.get_item(key)
         if old is None:
@@ -590,7 +599,7 @@ class Writer:
             last.append(
                 self._update(self._parent_key(node, key), {}, adds={node.parent_counter: -1})
             )
-        while len(last) + _cost(removals) > MAX_ACTIONS:
+        while len(last) + _cost(removals) > self.room:
             batch, removals = self._pack(removals)
             await self._commit(batch)
         batch, rest = self._pack(removals)
@@ -604,7 +613,7 @@ class Writer:
         taken = 0
         for removal in removals:
             extra = removal.far is not None and removal.far not in deltas
-            if taken + len(deltas) + 1 + extra > MAX_ACTIONS:
+            if taken + len(deltas) + 1 + extra > self.room:
                 break
             taken += 1
             if removal.far is not None and removal.counter is not None:

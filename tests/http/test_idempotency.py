@@ -20,6 +20,7 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.table import RetryPolicy, Table, from_dynamo
 from model.infer import infer, table_info
 from model.types import RECORD_EXPIRES, RECORD_PREFIX
+from models.demo.generate import build
 from server.app import create_app
 from server.engine import engine_for
 from server.settings import Settings
@@ -174,6 +175,32 @@ async def test_each_write_of_a_keyed_request_applies_once(
     again = await send(app, query, {})
     assert untraced(again) == untraced(first)
     assert (await scan(demo))["USER#alice", "USER#alice"]["version"] == 2
+
+
+async def test_a_keyed_write_of_a_full_transaction_makes_room_for_the_record(
+    app: httpx.AsyncClient, demo: Table
+) -> None:
+    """Deleting a user with an email and 49 groups is exactly 100 actions: one transaction
+    without a key; with one, the record takes a place, so the edges go first in a transaction
+    of their own (carrying the record) and the user last."""
+    groups = [{"type": "Group", "id": f"h{i}", "name": f"H{i}"} for i in range(49)]
+    edges = [{"label": "MEMBER_OF", "from": "hub", "to": f"h{i}"} for i in range(49)]
+    hub = {"type": "User", "id": "hub", "name": "Hub", "email": "hub@example.com"}
+    await demo.batch_write(build({"nodes": [hub, *groups], "edges": edges}))
+    twin = {**hub, "id": "hub2", "email": "hub2@example.com"}
+    await demo.batch_write(
+        build({"nodes": [twin], "edges": [{**e, "from": "hub2"} for e in edges]})
+    )
+    plain = await send(
+        app, 'mutation { deleteUser(id: "hub2") { id } }', {}, {"Edgewise-Trace": "1"}
+    )
+    assert operations(plain)["TransactWriteItems"] == 1, plain.text
+    response = await send(app, 'mutation { deleteUser(id: "hub") { id } }', {})
+    assert untraced(response) == {"data": {"deleteUser": {"id": "USER#hub"}}}
+    assert operations(response)["TransactWriteItems"] == 2
+    items = await scan(demo)
+    assert not [k for k in items if "hub" in k[0] or "hub" in k[1]]
+    assert all(int(items[f"GROUP#h{i}", f"GROUP#h{i}"].get("members", 0)) == 0 for i in range(49))
 
 
 async def test_an_expired_record_is_absent_and_the_mutation_applies_again(demo: Table) -> None:
