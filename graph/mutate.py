@@ -5,6 +5,8 @@ A write that changes one item is one PutItem/UpdateItem/DeleteItem with a condit
 one item is one TransactWriteItems. Each carries what a failed condition means (NOT_FOUND,
 CONFLICT). A failed condition whose item is already exactly what this write meant to leave is
 taken as success: a retry whose first attempt applied (single-item writes have no client token).
+A request sent with an Idempotency-Key writes its record (:mod:`graph.idempotency`) in its first
+transaction, so there a one-item write is a two-item transaction.
 """
 
 from __future__ import annotations

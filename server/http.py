@@ -9,6 +9,8 @@ parameters, a document that does not parse, validate or pass the limits, variabl
 coerce) is answered 4xx with no ``data`` entry; with ``application/json`` such GraphQL errors keep
 the legacy 200. A response with no data whose errors include ``UNAVAILABLE`` (DynamoDB still
 failing when the request's deadline ran out) is 503 with ``Retry-After``, whatever the type.
+A mutation sent with ``Idempotency-Key`` is answered once (:mod:`server.idempotent`); HEAD
+answers as GET, without the body.
 """
 
 from __future__ import annotations

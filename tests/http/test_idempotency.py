@@ -22,11 +22,13 @@ from model.infer import infer, table_info
 from model.types import RECORD_EXPIRES, RECORD_PREFIX
 from models.demo.generate import build
 from server.app import create_app
+from server.auth import Authenticator
 from server.engine import engine_for
 from server.settings import Settings
 from tests.faults import FaultProxy
 from tests.helpers import LEAN
 from tests.table_state import SerialDynamoDB, demo_table, scan
+from tests.tokens import SECRET, bearer, hs256
 
 CREATE = "mutation($name: String!) { createUser(input: {name: $name}) { id name version } }"
 DAY = 24 * 3600
@@ -409,3 +411,22 @@ async def test_create_table_enables_ttl_on_the_record_expiry(table: Table) -> No
     ttl = described["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", RECORD_EXPIRES)
     assert await create_table(table.client, table.name) is False  # again: unchanged
+
+
+async def test_a_key_is_the_principals_own(demo: Table) -> None:
+    """Two principals sending the same key and request are two requests; each repeat of one's
+    own is that one's answer."""
+    app = create_app(table=demo, authenticator=Authenticator(secret=SECRET))
+    transport = httpx.ASGITransport(app=app)
+    base = len(await users(demo))
+    answers = {}
+    async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
+        for who in ("root1", "root2", "root1", "root2"):
+            token = bearer(hs256(who, roles=["admin"]))
+            response = await send(client, headers={**keyed(), **token})
+            assert "errors" not in response.json(), response.text
+            answers.setdefault(who, []).append(untraced(response))
+    assert answers["root1"][0] == answers["root1"][1] != answers["root2"][0]
+    assert answers["root2"][0] == answers["root2"][1]
+    assert len(await users(demo)) == base + 2
+    assert len(await records(demo)) == 2
