@@ -7,8 +7,9 @@ Before running, the record decides: none (or expired), run; another request's bo
 key, 422 ``BAD_USER_INPUT``; an answer, that answer; no answer while its request may still run,
 409 ``CONFLICT`` with ``Retry-After``; no answer after that (its request failed or died after its
 write), 409 ``CONFLICT`` saying so, never a second write. A request that loses the race for the
-record at its commit is answered the same way. A request that wrote the record records its
-answer (unless it is a 503, which tells the client to retry, or too large for an item).
+record at its commit, or fails because a duplicate applied first, is answered the same way. A
+request that wrote the record records its answer (unless it is a 503, which tells the client
+to retry, or too large for an item).
 """
 
 from __future__ import annotations
@@ -92,19 +93,22 @@ async def recorded(table: Table, state: Keyed) -> Answer | None:
 
 
 async def settle(table: Table, state: Keyed, answer: Answer) -> Answer:
-    """After running: the answer to send. Recorded when this request wrote the record; the
-    record's answer when another request holds the key."""
-    if state.lost:
+    """After running: the answer to send. Recorded when this request wrote the record. When it
+    wrote nothing, a request with the same key may have applied meanwhile (its write made this
+    one fail, e.g. a stale version, or won the record): then the record answers."""
+    if not state.written:
         record = await idempotency.read(table, state)
-        if record is None:  # held, then expired already: the key is free again
+        if record is not None:
+            return _answer(record, state)
+        if state.lost:  # held, then expired already: the key is free again
             return (
                 _error("retry: the Idempotency-Key was released", "CONFLICT"),
                 409,
                 {"Retry-After": "1"},
             )
-        return _answer(record, state)
+        return answer
     body, status, _headers = answer
-    if state.written and status != 503:
+    if status != 503:
         text = orjson.dumps(body).decode()
         if len(text) <= MAX_ANSWER:
             try:
