@@ -205,6 +205,23 @@ async def test_a_keyed_write_of_a_full_transaction_makes_room_for_the_record(
     assert all(int(items[f"GROUP#h{i}", f"GROUP#h{i}"].get("members", 0)) == 0 for i in range(49))
 
 
+async def test_a_hooks_one_item_update_is_a_transaction_with_the_record(
+    app: httpx.AsyncClient, demo: Table
+) -> None:
+    """cancelSubscription (a model hook: one UpdateItem returning the edge) with a key: the
+    update and the record in one transaction, then the edge read back."""
+    query = """mutation { cancelSubscription(groupId: "group1", productId: "prod1") {
+      status node { id } } }"""
+    first = await send(app, query, {})
+    assert untraced(first) == {
+        "data": {"cancelSubscription": {"status": "CANCELED", "node": {"id": "PRODUCT#prod1"}}}
+    }
+    assert operations(first) == {"GetItem": 2, "TransactWriteItems": 1, "UpdateItem": 1}
+    again = await send(app, query, {})
+    assert untraced(again) == untraced(first) and operations(again) == {"GetItem": 1}
+    assert len(await records(demo)) == 1
+
+
 async def test_an_expired_record_is_absent_and_the_mutation_applies_again(demo: Table) -> None:
     base = len(await users(demo))
     transport = httpx.ASGITransport(app=create_app(Settings(idempotency_ttl=1), table=demo))
