@@ -95,10 +95,13 @@ class Keyed:
         }
 
     def token(self) -> str:
-        """The next transaction's ClientRequestToken: derived from the record's key, the
-        request's fingerprint and the commit's place in the request (at most 36 characters)."""
+        """The next transaction's ClientRequestToken (at most 36 characters): derived from the
+        record's key, the request's fingerprint, this request's owner id and the commit's place
+        in the request; every retry of the call reuses it. Not the same across requests:
+        DynamoDB refuses a token sent again with other parameters for 10 minutes, which would
+        lock a key whose record expired sooner; a repeat across requests is the record's job."""
         self.commits += 1
-        seed = f"{self.key.pk}\0{self.fingerprint}\0{self.commits}"
+        seed = f"{self.key.pk}\0{self.fingerprint}\0{self.owner}\0{self.commits}"
         return hashlib.sha256(seed.encode()).hexdigest()[:36]
 
     def failure(self, old: Item | None) -> EdgewiseError:

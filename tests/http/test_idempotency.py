@@ -266,6 +266,8 @@ async def test_a_retry_after_a_lost_answer_applies_once(demo: Table, proxied: Fa
             first = await send(http, query, {})
             assert proxied.stats["drop_after:TransactWriteItems"] == 1
             assert operations(first)["TransactWriteItems"] == 2  # the lost one and its retry
+            lost, retried = proxied.tokens[-2:]
+            assert lost == retried and len(lost) == 36  # the key's token, reused by the retry
             assert untraced(first) == {
                 "data": {"createUser": {"id": "USER#carol", "name": "Carol"}}
             }
