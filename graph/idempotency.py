@@ -48,6 +48,9 @@ DEFAULT_TTL = 24 * 3600  # seconds a record is kept
 class Taken(Conflict):
     """Another request with the same key wrote the record first (or still runs)."""
 
+    def __init__(self) -> None:
+        super().__init__("another request with this Idempotency-Key wrote first")
+
 
 class Applied(EdgewiseError):
     """The record is this request's own: an earlier attempt of the commit applied."""
@@ -110,7 +113,7 @@ class Keyed:
         if old is not None and old.get("owner") == self.owner:
             return Applied()
         self.lost = True
-        return Taken("another request with this Idempotency-Key wrote first")
+        return Taken()
 
 
 _current: ContextVar[Keyed | None] = ContextVar("edgewise_idempotency", default=None)

@@ -26,7 +26,7 @@ from model.types import RECORD_EXPIRES, SHARD
 from . import idempotency
 from .constraints import check_values
 from .deletes import delete_node, is_marked, unmarked
-from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable, error_code
+from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
 from .expressions import Expr
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
@@ -199,7 +199,7 @@ class Writer:
         every transaction's client token derives from the key. Once another request holds the
         key, nothing more is written."""
         if state.lost:
-            raise idempotency.Taken("another request with this Idempotency-Key wrote first")
+            raise idempotency.Taken()
         if state.written:
             if len(actions) == 1 and actions[0].kind != "ConditionCheck":
                 await self._commit_one(actions[0])
@@ -221,14 +221,6 @@ class Writer:
             found = await self.table.get_item(state.key)
             if found is None or found.get("owner") != state.owner:
                 raise
-        except EdgewiseError as exc:
-            cause = exc.__cause__
-            if cause is not None and error_code(cause) == "IdempotentParameterMismatchException":
-                state.lost = True  # the same token, another request's transaction
-                raise idempotency.Taken(
-                    "another request with this Idempotency-Key wrote first"
-                ) from exc
-            raise
         state.written = True
 
     async def _commit_one(self, action: _Action) -> None:
