@@ -342,7 +342,8 @@ class Scope:
             if value is not None:
                 ref = self.rules.codec.by_id(self.rules.model.types[grant.type], str(value))
             if ref is None or not await self._any(grant.paths, ref):
-                if ref is not None and await self.hides(ref):  # as a missing node: NOT_FOUND
+                explained = self.context.explain_forbidden  # else as a missing node
+                if ref is not None and not explained and not await self.can_read(ref):
                     raise NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
                 paths = _describe(grant.paths)
                 return f"{name} must name a {grant.type} reached from your node by {paths}"
