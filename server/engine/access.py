@@ -332,7 +332,9 @@ class Scope:
         )
 
     async def may_run(self, grants: tuple[Grant, ...], args: dict[str, Any]) -> str | None:
-        """None when the principal may run a mutation with ``args``, else why not."""
+        """None when the principal may run a mutation with ``args``, else why not; NOT_FOUND
+        when an argument names a node the principal may not read, as for a missing one (unless
+        ``--explain-forbidden``)."""
         for grant in grants:
             value: Any = args
             for part in grant.argument:
