@@ -33,6 +33,7 @@ from typing import IO, Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
 from .errors import BadUserInput
+from .idempotency import is_record
 from .table import DEMO_LAYOUT, Layout, Table, from_dynamo
 
 __all__ = ["dump", "load", "validate"]
@@ -219,7 +220,8 @@ async def _scan_segment(
     count = 0
     while True:
         response = await table.call("Scan", **params)
-        items = response.get("Items", [])
+        pk = table.layout.pk
+        items = [i for i in response.get("Items", []) if not is_record(i.get(pk, {}).get("S"))]
         out.write("".join(_line(item) for item in items))
         count += len(items)
         if progress is not None:

@@ -15,6 +15,8 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ChecksumError
 
+from model.types import RECORD_EXPIRES
+
 from .errors import error_code, translate
 from .table import DEMO_LAYOUT, Layout
 from .wire import open_lean_client
@@ -30,6 +32,9 @@ __all__ = [
     "table_definition",
 ]
 
+
+# The TTL of the idempotency records (graph.idempotency): CreateTable has no parameter for it.
+TTL = {"AttributeName": RECORD_EXPIRES, "Enabled": True}
 
 # The data plane: graph.wire's lean client, or aioboto3's for every call.
 CLIENTS = ("lean", "botocore")
@@ -170,8 +175,10 @@ def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> d
 
 
 def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:
-    """A CloudFormation resource for a :func:`table_definition`."""
-    return {"Type": "AWS::DynamoDB::Table", "Properties": definition}
+    """A CloudFormation resource for a :func:`table_definition`, with the TTL that
+    :func:`create_table` turns on."""
+    properties = definition | {"TimeToLiveSpecification": TTL}
+    return {"Type": "AWS::DynamoDB::Table", "Properties": properties}
 
 
 async def create_table(
@@ -197,7 +204,23 @@ async def create_table(
         if described["TableStatus"] == "ACTIVE" and all(
             i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
         ):
+            await _enable_ttl(client, name)
             return created
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"table {name} is not ACTIVE after {wait:.0f}s")
         await asyncio.sleep(1.0)
+
+
+async def _enable_ttl(client: Any, name: str) -> None:
+    """Turn on the table's TTL on the idempotency records' expiry attribute, unless TTL is on
+    already (a table has one TTL attribute) or the endpoint has no TTL (dynalite): expired
+    records are treated as absent anyway, TTL only deletes them."""
+    try:
+        described = await client.describe_time_to_live(TableName=name)
+        status = described.get("TimeToLiveDescription", {}).get("TimeToLiveStatus", "DISABLED")
+        if status in ("ENABLED", "ENABLING"):
+            return
+        await client.update_time_to_live(TableName=name, TimeToLiveSpecification=TTL)
+    except Exception as exc:
+        if not error_code(exc):  # not an answer of the endpoint: unreachable, say so
+            raise translate(exc) from exc

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from model import EdgeType, Index, KeyValueError, Model, NodeType, Template
+from model.types import RECORD_PREFIX
 
 from .errors import BadUserInput
 from .keys import ItemKey
@@ -215,6 +216,8 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return self._by_value.get(str(item[model.type_attribute]))
         key = self.item_key(item)
+        if isinstance(key.pk, str) and key.pk.startswith(RECORD_PREFIX):  # graph.idempotency
+            return None
         for node in model.types.values():
             if self.key_values(node, key) is not None:
                 return node
@@ -227,7 +230,7 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return None
         key = self.item_key(item)
-        if key.pk == key.sk:  # a node's own item: an edge joins two keys
+        if key.pk == key.sk:  # a node's own item (or an idempotency record): an edge joins two keys
             return None
         for edge in model.edges.values():
             source, target = model.types[edge.source], model.types[edge.target]

@@ -5,11 +5,14 @@ A write that changes one item is one PutItem/UpdateItem/DeleteItem with a condit
 one item is one TransactWriteItems. Each carries what a failed condition means (NOT_FOUND,
 CONFLICT). A failed condition whose item is already exactly what this write meant to leave is
 taken as success: a retry whose first attempt applied (single-item writes have no client token).
+A request sent with an Idempotency-Key writes its record (:mod:`graph.idempotency`) in its first
+transaction, so there a one-item write is a two-item transaction.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,11 +21,12 @@ from decimal import Decimal
 from typing import Any
 
 from model import EdgeType, Field, KeyValueError, Model, NodeType
-from model.types import SHARD
+from model.types import RECORD_EXPIRES, SHARD
 
+from . import idempotency
 from .constraints import check_values
 from .deletes import delete_node, is_marked, unmarked
-from .errors import BadUserInput, Conflict, EdgewiseError, NotFound
+from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
 from .expressions import Expr
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
@@ -153,6 +157,13 @@ class Writer:
 
     # ---- sending ---------------------------------------------------------------------------
 
+    @property
+    def room(self) -> int:
+        """Actions the next transaction may hold: one less while it must carry the request's
+        idempotency record."""
+        state = idempotency.current()
+        return MAX_ACTIONS - (1 if state is not None and not state.written else 0)
+
     def _params(self, action: _Action) -> dict[str, Any]:
         params = dict(action.body)
         if action.condition:
@@ -163,13 +174,16 @@ class Writer:
     async def _commit(self, actions: list[_Action]) -> None:
         if not actions:
             return
-        if len(actions) == 1 and actions[0].kind != "ConditionCheck":
-            action = actions[0]
-            operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
-            await self.table.write(
-                operation[action.kind], self._params(action), action.on_fail, action.leaves
-            )
+        state = idempotency.current()
+        if state is not None:
+            await self._commit_keyed(state, actions)
             return
+        if len(actions) == 1 and actions[0].kind != "ConditionCheck":
+            await self._commit_one(actions[0])
+            return
+        await self._transact(actions)
+
+    async def _transact(self, actions: list[_Action], token: str | None = None) -> None:
         if len(actions) > MAX_ACTIONS:
             raise BadUserInput(
                 f"this write needs {len(actions)} items changed at once; "
@@ -181,7 +195,43 @@ class Writer:
             if action.condition and action.on_fail is not None:
                 params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             body.append({action.kind: params})
-        await self.table.transact_write(body, [a.on_fail for a in actions])
+        await self.table.transact_write(body, [a.on_fail for a in actions], token)
+
+    async def _commit_keyed(self, state: idempotency.Keyed, actions: list[_Action]) -> None:
+        """A commit of a request sent with an Idempotency-Key: its first carries the record
+        (see :mod:`graph.idempotency`), a one-item write then being a two-item transaction;
+        every transaction's client token derives from the key. Once another request holds the
+        key, nothing more is written."""
+        if state.lost:
+            raise idempotency.Taken()
+        if state.written:
+            if len(actions) == 1 and actions[0].kind != "ConditionCheck":
+                await self._commit_one(actions[0])
+            else:
+                await self._transact(actions, state.token())
+            return
+        item = state.item(self.layout.pk, self.layout.sk, time.time())
+        record = _Action("Put", state.key, {"Item": to_dynamo(item)}, on_fail=state.failure)
+        e = record.expr
+        record.condition = (
+            f"attribute_not_exists({e.name(self.layout.pk)}) OR "
+            f"{e.name(RECORD_EXPIRES)} < {e.value(int(time.time()))}"
+        )
+        try:
+            await self._transact([record, *actions], state.token())
+        except idempotency.Applied:
+            pass  # an earlier attempt of this transaction applied; its answer was lost
+        except Unavailable:  # sent, maybe applied: the record tells
+            found = await self.table.get_item(state.key)
+            if found is None or found.get("owner") != state.owner:
+                raise
+        state.written = True
+
+    async def _commit_one(self, action: _Action) -> None:
+        operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+        await self.table.write(
+            operation[action.kind], self._params(action), action.on_fail, action.leaves
+        )
 
     def _put(self, item: Item, condition: str | None, on_fail: Failure | None) -> _Action:
         action = _Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)}, leaves=item)
@@ -381,8 +431,8 @@ class Writer:
         action.leaves = new
         actions = [action, *self._claims(node, key, before, after)]
         copies = await self._copies(node, key, before, after)
-        if len(actions) + len(copies) > MAX_ACTIONS and copies:  # the rest in further writes
-            room = max(MAX_ACTIONS - len(actions), 0)
+        if len(actions) + len(copies) > self.room and copies:  # the rest in further writes
+            room = max(self.room - len(actions), 0)
             await self._commit(actions + copies[:room])
             await self._refresh(node, key, before, after, copies[room:])
             return new
@@ -454,9 +504,11 @@ class Writer:
         An edge removed meanwhile makes it list the edges again."""
         for _ in range(ATTEMPTS):
             try:
-                for start in range(0, len(updates), MAX_ACTIONS - 1):
-                    check = self._holds(node, key, after)
-                    await self._commit([check, *updates[start : start + MAX_ACTIONS - 1]])
+                start = 0
+                while start < len(updates):
+                    check, size = self._holds(node, key, after), self.room - 1
+                    await self._commit([check, *updates[start : start + size]])
+                    start += size
                 return
             except _Superseded:
                 return
@@ -498,7 +550,7 @@ class Writer:
         transactions of up to 100 actions, and the node last. With a ``deletions`` setting, the
         protocol of :mod:`graph.deletes` (the node marked first, then removed in steps)."""
         if self.model.deletions is not None:
-            await delete_node(self, node, key)
+            await delete_node(self, node, key, self.room)
             return
         old = await self.table.get_item(key)
         if old is None:
@@ -526,7 +578,7 @@ class Writer:
             last.append(
                 self._update(self._parent_key(node, key), {}, adds={node.parent_counter: -1})
             )
-        while len(last) + _cost(removals) > MAX_ACTIONS:
+        while len(last) + _cost(removals) > self.room:
             batch, removals = self._pack(removals)
             await self._commit(batch)
         batch, rest = self._pack(removals)
@@ -540,7 +592,7 @@ class Writer:
         taken = 0
         for removal in removals:
             extra = removal.far is not None and removal.far not in deltas
-            if taken + len(deltas) + 1 + extra > MAX_ACTIONS:
+            if taken + len(deltas) + 1 + extra > self.room:
                 break
             taken += 1
             if removal.far is not None and removal.counter is not None:
@@ -697,6 +749,14 @@ class Writer:
         action = self._update(key, sets, [a for a, v in attributes.items() if v is None])
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
         missing = NotFound(f"{source.key.pk} has no {edge.label} edge to {target.key.pk}")
+        state = idempotency.current()
+        if state is not None and not state.written:  # with the record: a transaction
+            action.on_fail = _always(missing)
+            await self._commit([action])
+            item = await self.table.get_item(key)
+            if item is None:
+                raise missing
+            return item
         params = self._params(action) | {"ReturnValues": "ALL_NEW"}
         response = await self.table.write("UpdateItem", params, _always(missing))
         return from_dynamo(response["Attributes"])

@@ -382,14 +382,18 @@ class Table:
         return from_dynamo(response["Item"]) if "Item" in response else None
 
     async def transact_write(
-        self, actions: Sequence[dict[str, Any]], failures: Sequence[Failure | None]
+        self,
+        actions: Sequence[dict[str, Any]],
+        failures: Sequence[Failure | None],
+        token: str | None = None,
     ) -> None:
         """One TransactWriteItems. A failed condition raises that action's ``failures`` entry.
 
-        The ClientRequestToken is made once here and reused by every retry in :meth:`call`, so
-        a commit whose response was lost is applied once (DynamoDB dedupes for 10 minutes).
+        The ClientRequestToken (``token``, else a random one) is reused by every retry in
+        :meth:`call`, so a commit whose response was lost is applied once (DynamoDB dedupes for
+        10 minutes).
         """
-        token = uuid.uuid4().hex
+        token = token or uuid.uuid4().hex
         try:
             await self.call(
                 "TransactWriteItems",

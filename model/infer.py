@@ -31,6 +31,7 @@ from typing import Any
 from .compile import lower_first, upper_first
 from .load import ModelError, parse_model
 from .templates import Template
+from .types import RECORD_PREFIX
 
 __all__ = ["Draft", "InferError", "TableInfo", "infer", "table_info"]
 
@@ -214,6 +215,9 @@ class _Inference:
         self.info = info
         self.complete = complete
         self.notes: list[str] = []
+        raw = [  # idempotency records are Edgewise's own, not the graph's
+            i for i in raw if not str(i.get(info.pk, {}).get("S", "")).startswith(RECORD_PREFIX)
+        ]
         if info.sk is None:
             raise InferError(
                 f"table {info.name!r} has no sort key: Edgewise models an adjacency list, whose "

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from .paths import Walk
 
 __all__ = [
+    "RECORD_EXPIRES",
+    "RECORD_PREFIX",
     "SCALARS",
     "Deletions",
     "EdgeEnd",
@@ -34,6 +36,10 @@ __all__ = [
 
 SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID", "Date", "DateTime", "JSON"})
 SHARD = "shard"
+# Idempotency records (graph.idempotency) live under keys with this prefix, which no key template
+# of a model starts with; readers that list whole tables (dump, infer) leave them out.
+RECORD_PREFIX = "~idempotency#"
+RECORD_EXPIRES = "edgewiseExpiresAt"  # the table's TTL attribute: epoch seconds
 
 FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp", "path"]
 

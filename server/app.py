@@ -176,6 +176,11 @@ def create_app(
         settings.jwt_audience,
         settings.jwt_jwks_timeout,
     )
+    if settings.explain_forbidden and settings.production:
+        raise SystemExit(
+            "--explain-forbidden is for development: it tells callers which ids exist, so "
+            "it cannot be used with --production (unset EDGEWISE_EXPLAIN_FORBIDDEN)"
+        )
     if not authenticator.configured:
         if settings.production:
             raise SystemExit(
@@ -231,7 +236,7 @@ def create_app(
     app.state.authenticator = authenticator
     app.state.limits = limits or settings.limits
     app.state.schema = engine.schema(settings.production, settings.read_only)
-    app.state.make_context = engine.context_factory()
+    app.state.make_context = engine.context_factory(settings.explain_forbidden)
     app.state.capabilities = capabilities
     if table is not None:
         app.state.table = table

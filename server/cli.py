@@ -164,6 +164,21 @@ def build_parser() -> argparse.ArgumentParser:
         "TransactWriteItems (e.g. dynalite) is accepted (env EDGEWISE_READ_ONLY=1)",
     )
     serve.add_argument(
+        "--explain-forbidden",
+        action="store_true",
+        default=None,
+        help="development only: a node the caller may not read answers FORBIDDEN with the rule's "
+        "reason instead of as a missing node (which tells callers which ids exist); refused "
+        "with --production (env EDGEWISE_EXPLAIN_FORBIDDEN=1)",
+    )
+    serve.add_argument(
+        "--idempotency-ttl",
+        type=int,
+        metavar="SECONDS",
+        help="seconds the answer to a mutation sent with an Idempotency-Key is kept for its "
+        "retries (env EDGEWISE_IDEMPOTENCY_TTL; default 86400, 24 h)",
+    )
+    serve.add_argument(
         "--cors-origin",
         action="append",
         dest="cors_origins",

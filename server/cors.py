@@ -19,7 +19,7 @@ from graph.errors import BadUserInput
 __all__ = ["ALLOWED_HEADERS", "ALLOWED_METHODS", "MAX_AGE", "cors", "parse_origins"]
 
 ALLOWED_METHODS = ("GET", "POST")
-ALLOWED_HEADERS = ("content-type", "authorization", "edgewise-trace")
+ALLOWED_HEADERS = ("content-type", "authorization", "edgewise-trace", "idempotency-key")
 EXPOSED_HEADERS = ("retry-after", "www-authenticate", "x-request-id")
 MAX_AGE = 7200  # seconds a browser may reuse a preflight answer (Chromium's own maximum)
 ORIGIN = re.compile(r"https?://[^/?#\s*]+", re.IGNORECASE)

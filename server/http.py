@@ -9,6 +9,8 @@ parameters, a document that does not parse, validate or pass the limits, variabl
 coerce) is answered 4xx with no ``data`` entry; with ``application/json`` such GraphQL errors keep
 the legacy 200. A response with no data whose errors include ``UNAVAILABLE`` (DynamoDB still
 failing when the request's deadline ran out) is 503 with ``Retry-After``, whatever the type.
+A mutation sent with ``Idempotency-Key`` is answered once (:mod:`server.idempotent`); HEAD
+answers as GET, without the body.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import re
 from typing import Any
 
 import orjson
+from graphql.language.ast import OperationType as GraphQLOperation
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
+from graph import idempotency
 from graph.errors import BadUserInput, EdgewiseError, Unavailable
+from graph.table import Trace
 
 from . import playground
 from .auth import Authenticator
@@ -36,6 +41,7 @@ from .errors import (
     code_of,
     format_error,
 )
+from .idempotent import Answer, keyed_request, recorded, settle
 from .limits import Limits, check
 from .observe import note_params
 from .operations import select_operation
@@ -174,7 +180,7 @@ async def _body(request: Request, limit: int, reply: _Reply) -> bytes | Response
 
 
 async def _read_params(request: Request, limit: int, reply: _Reply) -> dict[str, Any] | Response:
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):
         params: dict[str, Any] = dict(request.query_params)
         if len(request.url.query) > limit:
             return reply.error(413, f"the query string is over {limit} bytes", "QUERY_TOO_COMPLEX")
@@ -218,11 +224,18 @@ def _bad_params(params: dict[str, Any]) -> str | None:
 
 
 async def graphql(request: Request) -> Response:
-    """Queries by GET or POST, mutations by POST only."""
+    """Queries by GET or POST, mutations by POST only; HEAD answers as GET, without the body."""
+    response = await _graphql(request)
+    if request.method == "HEAD":
+        response.body = b""  # the headers stay the GET's, Content-Length included
+    return response
+
+
+async def _graphql(request: Request) -> Response:
     state = request.app.state
     settings: Settings = state.settings
     accept = request.headers.get("accept")
-    if request.method == "GET" and prefers_html(accept):
+    if request.method != "POST" and prefers_html(accept):
         return (
             PlainTextResponse("Not Found", 404)
             if settings.production
@@ -264,25 +277,36 @@ async def graphql(request: Request) -> Response:
     schema: ModelSchema = state.schema
     try:
         document = check(schema._schema, query, variables, limits, schema.parsed)
-        select_operation(document, params.get("operationName"))
+        operation = select_operation(document, params.get("operationName"))
+        keyed = None
+        if request.method == "POST" and operation.operation == GraphQLOperation.MUTATION:
+            ttl, deadline = settings.idempotency_ttl, state.table.policy.deadline
+            keyed = keyed_request(request, params, principal, ttl, deadline)
     except EdgewiseError as exc:
         return reply.error(reply.not_executed, str(exc), code_of(exc))
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)
+    traced = request.headers.get("edgewise-trace") == "1"
+    traced = traced and (principal.admin or not settings.production)
     context = state.make_context(request, state.table, principal)
     try:
-        result = await schema.execute(
-            query,
-            variable_values=variables,
-            context_value=context,
-            operation_name=params.get("operationName"),
-            allowed_operation_types=allowed,
-        )
+        if keyed is not None and (replayed := await recorded(context.table, keyed)) is not None:
+            return _send(reply, replayed, context.table.trace if traced else None)
+        with idempotency.keyed(keyed):
+            result = await schema.execute(
+                query,
+                variable_values=variables,
+                context_value=context,
+                operation_name=params.get("operationName"),
+                allowed_operation_types=allowed,
+            )
     except InvalidOperationTypeError:
         return reply.error(405, "mutations are sent with POST", headers={"Allow": "POST"})
     except CannotGetOperationTypeError as exc:
         return reply.error(400, str(exc) or "unknown operation")
+    except EdgewiseError as exc:  # reading the record failed
+        return reply.error(503, str(exc), code_of(exc), headers={"Retry-After": RETRY_AFTER})
     finally:
         context.close()
     body: dict[str, Any] = {}
@@ -299,10 +323,18 @@ async def graphql(request: Request) -> Response:
     if register is not None:
         persisted.remember(register, query)
     body["data"] = result.data
-    traced = request.headers.get("edgewise-trace") == "1"
-    if traced and (principal.admin or not settings.production):
-        body["extensions"] = {"dynamodb": context.table.trace.as_dict()}
     codes = {e["extensions"]["code"] for e in body.get("errors", [])}
+    answer: Answer = (body, 200, {})
     if result.data is None and CODES[Unavailable] in codes:
-        return reply.json(body, 503, headers={"Retry-After": RETRY_AFTER})
-    return reply.json(body)
+        answer = (body, 503, {"Retry-After": RETRY_AFTER})
+    if keyed is not None:
+        answer = await settle(context.table, keyed, answer)
+    return _send(reply, answer, context.table.trace if traced else None)
+
+
+def _send(reply: _Reply, answer: Answer, trace: Trace | None) -> Response:
+    """The answer, with the request's DynamoDB trace when asked for (``Edgewise-Trace: 1``)."""
+    body, status, headers = answer
+    if trace is not None:
+        body = body | {"extensions": {"dynamodb": trace.as_dict()}}
+    return reply.json(body, status, headers)

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from graph.client import CLIENTS, DEFAULT_CLIENT
 from graph.errors import BadUserInput
+from graph.idempotency import DEFAULT_TTL
 
 from .cors import parse_origins
 from .jwks import TIMEOUT
@@ -60,6 +61,8 @@ class Settings(BaseSettings):
     log_format: str = "text"
     production: bool = False
     read_only: bool = False  # no mutations in the schema; no TransactWriteItems needed
+    explain_forbidden: bool = False  # development: FORBIDDEN with its reason, not null
+    idempotency_ttl: int = Field(DEFAULT_TTL, ge=1)  # seconds an Idempotency-Key's answer is kept
     connect_timeout: float = 2.0  # seconds to open a connection to DynamoDB
     read_timeout: float = 5.0  # seconds to wait for one DynamoDB response
     deadline: float = 10.0  # seconds a request's DynamoDB calls and retries may take in all

@@ -70,10 +70,12 @@ class Engine:
             built = guard(built, self.model.access)
         return ModelSchema(built, production)
 
-    def context_factory(self) -> ContextFactory:
+    def context_factory(self, explain_forbidden: bool = False) -> ContextFactory:
+        """``explain_forbidden``: an unreadable node answers FORBIDDEN with its reason rather
+        than as a missing one (``serve --explain-forbidden``, development only)."""
         codec, rules = self.codec, self.rules
         return lambda request, table, principal: ModelContext.for_request(
-            request, table, codec, principal, rules
+            request, table, codec, principal, rules, explain_forbidden
         )
 
     @cached_property

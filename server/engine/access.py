@@ -20,6 +20,7 @@ from typing import Any
 
 from graphql import GraphQLField, GraphQLObjectType, GraphQLSchema
 
+from graph.errors import NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.table import Item
@@ -276,6 +277,15 @@ class Scope:
         await self.check(ref)
         return ref
 
+    async def hides(self, ref: Ref) -> bool:
+        """Whether a lookup of ``ref`` answers as if there were no such node: the principal may
+        not read it (with ``--explain-forbidden``: FORBIDDEN with the reason instead)."""
+        if await self.can_read(ref):
+            return False
+        if self.context.explain_forbidden:
+            raise Forbidden(self._why(ref))
+        return True
+
     def _why(self, ref: Ref) -> str:
         name = ref.type.name
         paths = self.rules.access.read.get(name)
@@ -322,7 +332,9 @@ class Scope:
         )
 
     async def may_run(self, grants: tuple[Grant, ...], args: dict[str, Any]) -> str | None:
-        """None when the principal may run a mutation with ``args``, else why not."""
+        """None when the principal may run a mutation with ``args``, else why not; NOT_FOUND
+        when an argument names a node the principal may not read, as for a missing one (unless
+        ``--explain-forbidden``)."""
         for grant in grants:
             value: Any = args
             for part in grant.argument:
@@ -332,6 +344,9 @@ class Scope:
             if value is not None:
                 ref = self.rules.codec.by_id(self.rules.model.types[grant.type], str(value))
             if ref is None or not await self._any(grant.paths, ref):
+                explained = self.context.explain_forbidden  # else as a missing node
+                if ref is not None and not explained and not await self.can_read(ref):
+                    raise NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
                 paths = _describe(grant.paths)
                 return f"{name} must name a {grant.type} reached from your node by {paths}"
         return None

@@ -49,6 +49,7 @@ class ModelContext:
     codec: Codec
     principal: Principal = ADMIN
     scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
+    explain_forbidden: bool = False  # an unreadable node is FORBIDDEN, not null (development)
     # a page's edges per selection under `node`, made once (server.engine.fields.edges_for)
     edges: dict[tuple[Any, frozenset[str] | None], list[Any]] = field(default_factory=dict)
 
@@ -60,6 +61,7 @@ class ModelContext:
         codec: Codec,
         principal: Principal = ADMIN,
         rules: Rules | None = None,
+        explain_forbidden: bool = False,
     ) -> ModelContext:
         """Reads bind the running loop: build this inside the request's task."""
         observation = getattr(getattr(request, "state", None), "observation", None)
@@ -68,6 +70,7 @@ class ModelContext:
         if observation is not None:
             observation.watch(reads)
         context = cls(request, scoped, reads, codec, principal)
+        context.explain_forbidden = explain_forbidden
         if rules is not None and not principal.admin:  # an admin reads and does everything
             context.scope = rules.scope(context)
         return context

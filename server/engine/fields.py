@@ -883,8 +883,8 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
         item = await info.context.item(ref)
         if item is None or is_marked(info.context.codec.model, item):
             return None
-    if scope is not None:
-        await scope.check(ref)
+    if scope is not None and await scope.hides(ref):
+        return None
     object_type = info.schema.get_type(ref.type.name)
     assert isinstance(object_type, GraphQLObjectType)
     await planned.prefetch(info, [(ref, planned.selection(info, object_type, info.field_nodes))])

@@ -3,9 +3,9 @@
 // with fetchMore, and cache normalization after a mutation. Prints one JSON object: what each
 // step saw, and every HTTP request sent ({method, query, hash}).
 import { createHash } from 'node:crypto';
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
-import { relayStylePagination } from '@apollo/client/utilities';
+import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
 
 const url = process.argv[2];
 if (!url) {
@@ -28,6 +28,7 @@ async function recordingFetch(input, init = {}) {
     method,
     query: params.query ?? null,
     hash: params.extensions?.persistedQuery?.sha256Hash ?? null,
+    key: new Headers(init.headers).get('idempotency-key'),
   });
   return fetch(input, init);
 }
@@ -108,5 +109,35 @@ const again = sent.length;
 const fresh = await client().query({ query: GROUPS });
 report.secondClient = groupsOf(fresh.data);
 report.secondClientRequests = sent.slice(again);
+
+// 5. Safe retries: the README's link adds an Idempotency-Key to each mutation (the caller's own
+// through the context, else a new one); the same key sent twice applies once.
+const idempotency = new ApolloLink((operation, forward) => {
+  const definition = getMainDefinition(operation.query);
+  if (definition.kind === 'OperationDefinition' && definition.operation === 'mutation') {
+    const key = operation.getContext().idempotencyKey ?? crypto.randomUUID();
+    operation.setContext(({ headers = {} }) => ({
+      headers: { ...headers, 'Idempotency-Key': key },
+    }));
+  }
+  return forward(operation);
+});
+const keyed = new ApolloClient({
+  link: ApolloLink.from([idempotency, new HttpLink({ uri: url, fetch: recordingFetch })]),
+  cache: new InMemoryCache(),
+});
+const CREATE = gql`
+  mutation Create($name: String!) {
+    createUser(input: { name: $name }) { id name }
+  }
+`;
+const keyedFrom = sent.length;
+const create = (key) =>
+  keyed.mutate({ mutation: CREATE, variables: { name: 'Keyed' }, context: { idempotencyKey: key } });
+report.keyedFirst = (await create('apollo-1')).data.createUser;
+report.keyedAgain = (await create('apollo-1')).data.createUser;
+report.keyedOther = (await keyed.mutate({ mutation: CREATE, variables: { name: 'Other' } })).data
+  .createUser;
+report.keyedRequests = sent.slice(keyedFrom);
 
 process.stdout.write(JSON.stringify(report) + '\n');

@@ -80,8 +80,9 @@ async def post(
     authenticator: Authenticator,
     headers: dict[str, str],
     query: str = EMAIL,
+    settings: Settings | None = None,
 ) -> httpx.Response:
-    app = create_app(table=table, authenticator=authenticator)
+    app = create_app(settings, table=table, authenticator=authenticator)
     async with asgi(app) as client:
         return await client.post("/graphql", json={"query": query}, headers=headers)
 
@@ -210,14 +211,24 @@ async def test_bearer_scheme_is_case_insensitive(graph: Table, authorization: st
     assert_alice(await post(graph, Authenticator(secret=SECRET), headers))
 
 
+ADMIN_ONLY = '{ user(id: "jeffbezos") { name email } organization(id: "amazon") { name } }'
+
+
 async def test_admin_role_acts_as_admin(graph: Table) -> None:
-    query = '{ user(id: "jeffbezos") { name email } organization(id: "amazon") { name } }'
     authenticator = Authenticator(secret=SECRET)
-    admin = await post(graph, authenticator, bearer(hs256("bob", roles=["admin"])), query)
+    admin = await post(graph, authenticator, bearer(hs256("bob", roles=["admin"])), ADMIN_ONLY)
     assert admin.json() == {
         "data": {"user": {"name": "Jeff Bezos", "email": None}, "organization": {"name": "Amazon"}}
     }
-    plain = (await post(graph, authenticator, bearer(hs256("bob", roles=["user"])), query)).json()
+    plain = await post(graph, authenticator, bearer(hs256("bob", roles=["user"])), ADMIN_ONLY)
+    assert plain.json() == {"data": {"user": None, "organization": None}}  # as if missing
+
+
+async def test_a_plain_user_is_told_forbidden_under_explain_forbidden(graph: Table) -> None:
+    authenticator = Authenticator(secret=SECRET)
+    explain = Settings(explain_forbidden=True)
+    token = bearer(hs256("bob", roles=["user"]))
+    plain = (await post(graph, authenticator, token, ADMIN_ONLY, explain)).json()
     assert plain["data"] == {"user": None, "organization": None}
     assert {e["extensions"]["code"] for e in plain["errors"]} == {"FORBIDDEN"}
 

@@ -18,6 +18,7 @@ from graph.table import Table
 from models.demo.generate import build
 from server.app import create_app
 from server.auth import Authenticator
+from server.settings import Settings
 from tests.table_state import scan
 from tests.tokens import SECRET, asgi, bearer, hs256, seeded_table
 
@@ -88,6 +89,7 @@ class World:
     table: Table
     app: Starlette
     tickets: dict[str, str]  # author -> global ticket id
+    explaining: Starlette  # the app under --explain-forbidden
 
     def resolve(self, value: Any) -> Any:
         """``value`` with every ``ticket:<user>`` replaced by that ticket's global id."""
@@ -107,8 +109,9 @@ class World:
         query: str,
         variables: dict[str, Any] | None = None,
         trace: bool = False,
+        explain: bool = False,
     ) -> dict[str, Any]:
-        async with asgi(self.app) as client:
+        async with asgi(self.explaining if explain else self.app) as client:
             return await post(client, principal, self.resolve(query), variables, trace)
 
 
@@ -129,8 +132,9 @@ async def post(
     return body
 
 
-def app_for(table: Table) -> Starlette:
-    return create_app(table=table, authenticator=Authenticator(secret=SECRET))
+def app_for(table: Table, explain: bool = False) -> Starlette:
+    settings = Settings(explain_forbidden=explain)
+    return create_app(settings, table=table, authenticator=Authenticator(secret=SECRET))
 
 
 OPEN = "mutation($u: ID!, $t: String!) { openTicket(userId: $u, title: $t) { id } }"
@@ -149,7 +153,7 @@ async def world() -> AsyncIterator[World]:
             for user in TICKET_AUTHORS:
                 body = await post(client, ADMIN, OPEN, {"u": user, "t": f"{user}'s ticket"})
                 tickets[user] = body["data"]["openTicket"]["id"]
-        yield World(table, app, tickets)
+        yield World(table, app, tickets, app_for(table, explain=True))
 
 
 def codes(body: dict[str, Any]) -> list[str]:
@@ -172,22 +176,42 @@ def global_id(world: World, target: str) -> str:
 module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
-@module_loop
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("path", ["typed", "node"])
-@pytest.mark.parametrize("principal", PRINCIPALS)
-async def test_root_field(world: World, principal: str, path: str, target: str) -> None:
+async def ask_root(
+    world: World, principal: str, path: str, target: str, explain: bool = False
+) -> tuple[str, str, dict[str, Any]]:
     gid = global_id(world, target)
     prefix, _, bare = gid.partition("#")
     field = ROOT_FIELDS[prefix] if path == "typed" else "node"
     # typed fields get the bare id, node the global one
     variables = {"id": bare if path == "typed" else gid}
-    body = await world.ask(principal, f"query($id: ID!) {{ {field}(id: $id) {{ id }} }}", variables)
+    query = f"query($id: ID!) {{ {field}(id: $id) {{ id }} }}"
+    return gid, field, await world.ask(principal, query, variables, explain=explain)
+
+
+@module_loop
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", ["typed", "node"])
+@pytest.mark.parametrize("principal", PRINCIPALS)
+async def test_root_field(world: World, principal: str, path: str, target: str) -> None:
+    gid, field, body = await ask_root(world, principal, path, target)
     if target in READABLE[principal]:
         assert body == {"data": {field: {"id": gid}}}
-    else:
-        assert body["data"] == {field: None}
-        assert forbidden_paths(body) == [[field]]
+    else:  # as a missing node: null, no error
+        assert body == {"data": {field: None}}
+
+
+UNREADABLE = [(p, t) for p in PRINCIPALS for t in TARGETS if t not in READABLE[p]]
+
+
+@module_loop
+@pytest.mark.parametrize("path", ["typed", "node"])
+@pytest.mark.parametrize(("principal", "target"), UNREADABLE)
+async def test_root_field_explained(world: World, principal: str, path: str, target: str) -> None:
+    """--explain-forbidden: an unreadable node is null with FORBIDDEN and its reason."""
+    _, field, body = await ask_root(world, principal, path, target, explain=True)
+    assert body["data"] == {field: None}
+    assert forbidden_paths(body) == [[field]]
+    assert "model access.read" in body["errors"][0]["message"]
 
 
 @module_loop
@@ -195,17 +219,20 @@ async def test_root_field(world: World, principal: str, path: str, target: str) 
     "principal",
     PRINCIPALS,
 )
-async def test_nodes_answers_each_id_on_its_own(world: World, principal: str) -> None:
+@pytest.mark.parametrize("explain", [False, True])
+async def test_nodes_answers_each_id_on_its_own(
+    world: World, principal: str, explain: bool
+) -> None:
     ids = [global_id(world, t) for t in TARGETS]
     body = await world.ask(
-        principal, "query($ids: [ID!]!) { nodes(ids: $ids) { id } }", {"ids": ids}
+        principal, "query($ids: [ID!]!) { nodes(ids: $ids) { id } }", {"ids": ids}, explain=explain
     )
     readable = [t in READABLE[principal] for t in TARGETS]
     assert body["data"] is not None, body["errors"]
     assert body["data"]["nodes"] == [
         {"id": i} if ok else None for i, ok in zip(ids, readable, strict=True)
     ]
-    expected = [["nodes", n] for n, ok in enumerate(readable) if not ok]
+    expected = [["nodes", n] for n, ok in enumerate(readable) if not ok and explain]
     assert sorted(forbidden_paths(body)) == sorted(expected)
 
 
@@ -222,14 +249,66 @@ async def test_nodes_of_readable_ids(world: World, principal: str) -> None:
 
 @module_loop
 @pytest.mark.parametrize("principal", [p for p in PRINCIPALS if p != ADMIN])
-async def test_nodes_with_an_unreadable_id_is_forbidden(world: World, principal: str) -> None:
-    """What the product does today: at least the unreadable node is never returned."""
+@pytest.mark.parametrize("explain", [False, True])
+async def test_nodes_with_an_unreadable_id_answers_as_a_missing_one(
+    world: World, principal: str, explain: bool
+) -> None:
+    """The unreadable node is never returned; its null tells nothing (FORBIDDEN only under
+    --explain-forbidden)."""
     unreadable = next(global_id(world, t) for t in TARGETS if t not in READABLE[principal])
     body = await world.ask(
-        principal, "query($ids: [ID!]!) { nodes(ids: $ids) { id } }", {"ids": [unreadable]}
+        principal,
+        "query($ids: [ID!]!) { nodes(ids: $ids) { id } }",
+        {"ids": [unreadable]},
+        explain=explain,
     )
     assert unreadable not in json.dumps(body.get("data"))
-    assert codes(body) == ["FORBIDDEN"]
+    assert codes(body) == (["FORBIDDEN"] if explain else [])
+
+
+PROBES = {  # a query naming one id, as a missing and as an unreadable node would be asked
+    "typed": "query($id: ID!) { user(id: $id) { id name } }",
+    "node": "query($id: ID!) { node(id: $id) { id } }",
+    "nodes": 'query($id: ID!) { nodes(ids: [$id, "USER#bob"]) { id } }',
+    "mutation": "mutation($id: ID!) { closeTicket(id: $id) { id } }",
+}
+
+
+@module_loop
+@pytest.mark.parametrize("probe", list(PROBES))
+async def test_a_probe_gets_the_same_bytes_for_unreadable_and_missing_ids(
+    world: World, probe: str
+) -> None:
+    """bob asks for ids that exist but he may not read and for ids that do not exist: the
+    answers are byte for byte the same (the id asked aside, which a message may repeat), so he
+    cannot tell which exist."""
+    unreadable, missing = {
+        "typed": ("billgates", "nobody"),
+        "node": ("USER#billgates", "USER#nobody"),
+        "nodes": ("USER#billgates", "USER#nobody"),
+        "mutation": (world.tickets[ALICE], "TICKET#01HZZZZZZZZZZZZZZZZZZZZZZZ"),
+    }[probe]
+    answers = []
+    async with asgi(world.app) as client:
+        for value in (unreadable, missing):
+            response = await client.post(
+                "/graphql",
+                json={"query": PROBES[probe], "variables": {"id": value}},
+                headers=headers(BOB),
+            )
+            answers.append((response.status_code, response.content.replace(value.encode(), b"ID")))
+    assert answers[0] == answers[1]  # but for the id asked
+    if probe == "mutation":
+        assert json.loads(answers[0][1])["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    else:
+        assert b"errors" not in answers[0][1]
+    async with asgi(world.explaining) as client:  # the development flag tells them apart
+        explained = await client.post(
+            "/graphql",
+            json={"query": PROBES[probe], "variables": {"id": unreadable}},
+            headers=headers(BOB),
+        )
+    assert b"FORBIDDEN" in explained.content
 
 
 # ---- nested fields -------------------------------------------------------------------------
@@ -339,12 +418,23 @@ NESTED: list[tuple[str, str, list[str], list[list[Any]]]] = [
     NESTED,
     ids=[f"{p}: {q}" for p, q, _, _ in NESTED],
 )
+@pytest.mark.parametrize("explain", [False, True])
 async def test_nested_field(
-    world: World, principal: str, query: str, expected: list[str], forbidden: list[list[Any]]
+    world: World,
+    principal: str,
+    query: str,
+    expected: list[str],
+    forbidden: list[list[Any]],
+    explain: bool,
 ) -> None:
-    body = await world.ask(principal, query)
+    """An unreadable node looked up at the root is null with no error (FORBIDDEN under
+    --explain-forbidden); a field the rules hide (``userByEmail``, a node's ``organization``)
+    is FORBIDDEN either way."""
+    body = await world.ask(principal, query, explain=explain)
     assert ids_in_order(body["data"]) == world.resolve(expected)
-    assert forbidden_paths(body) == forbidden
+    lookups = set(ROOT_FIELDS.values())
+    shown = [p for p in forbidden if explain or not (len(p) == 1 and p[0] in lookups)]
+    assert forbidden_paths(body) == shown
     for path in forbidden:
         assert at(body["data"], path) is None
 
@@ -513,14 +603,25 @@ FORBIDDEN_MUTATIONS: list[tuple[str, str, str]] = [
     FORBIDDEN_MUTATIONS,
     ids=[f"{p}: {f}{r}" for p, f, r in FORBIDDEN_MUTATIONS],
 )
+@pytest.mark.parametrize("explain", [False, True])
 async def test_forbidden_mutation_changes_nothing(
-    world: World, principal: str, field: str, rest: str
+    world: World, principal: str, field: str, rest: str, explain: bool
 ) -> None:
+    """A mutation whose argument names a node the principal may not read answers NOT_FOUND,
+    as for a missing node (FORBIDDEN under --explain-forbidden); any other is FORBIDDEN."""
     before = await scan(world.table)
-    body = await world.ask(principal, f"mutation {{ {field}{rest} }}")
+    body = await world.ask(principal, f"mutation {{ {field}{rest} }}", explain=explain)
     assert body["data"] is None
-    assert forbidden_paths(body) == [[field]]
+    hidden = (principal, field) in UNREADABLE_ARGUMENT and not explain
+    assert codes(body) == (["NOT_FOUND"] if hidden else ["FORBIDDEN"])
+    if (principal, field) in UNREADABLE_ARGUMENT and explain:  # the grant's own reason
+        assert f"you may not run {field}" in body["errors"][0]["message"]
+    assert [e["path"] for e in body["errors"]] == [[field]]
     assert await scan(world.table) == before
+
+
+# closeTicket on another's ticket: one they may not read
+UNREADABLE_ARGUMENT = {(BOB, "closeTicket"), (SATYA, "closeTicket"), (LONER, "closeTicket")}
 
 
 async def test_a_user_may_open_and_close_their_own_ticket(demo: Table) -> None:
@@ -541,7 +642,7 @@ async def test_a_user_may_open_and_close_their_own_ticket(demo: Table) -> None:
         alice = await post(
             client, ALICE, f'mutation {{ closeTicket(id: "{ticket["id"]}") {{ id }} }}'
         )
-        assert forbidden_paths(alice) == [["closeTicket"]]
+        assert codes(alice) == ["NOT_FOUND"]  # she may not read it: as if there were none
 
 
 @pytest.mark.parametrize("user_id", ["bob", "USER#bob"])

@@ -22,6 +22,7 @@ from server.app import create_app
 from tests.http.node import run_node
 from tests.http.test_playground import CHROMIUM, CHROMIUM_FLAGS, Seen, recording
 from tests.served import serve
+from tests.table_state import scan
 
 
 def sha256(text: str) -> str:
@@ -73,6 +74,14 @@ async def test_apollo_client_persisted_queries_pagination_and_cache_normalizatio
     [again] = report["secondClientRequests"]
     assert hashed_only(again, "GET") and again["hash"] == unknown["hash"], again
     assert report["secondClient"]["names"] == ["Renamed by Apollo"]
+
+    # The README's ApolloLink: each mutation carries an Idempotency-Key; the same key twice
+    # answers the first answer (one user), a call without one gets a fresh key.
+    keys = [r["key"] for r in report["keyedRequests"]]
+    assert keys[:2] == ["apollo-1", "apollo-1"] and keys[2] not in (None, "apollo-1"), keys
+    assert report["keyedAgain"] == report["keyedFirst"] != report["keyedOther"]
+    names = [i.get("name") for i in (await scan(demo)).values()]
+    assert (names.count("Keyed"), names.count("Other")) == (1, 1)
 
 
 async def test_urql_query_and_mutation(demo: Table) -> None:

@@ -75,7 +75,9 @@ def codes(response: httpx.Response) -> list[str]:
     return [e["extensions"]["code"] for e in response.json().get("errors", [])]
 
 
-def preflight(origin: str, headers: str = "content-type, authorization, edgewise-trace") -> Any:
+def preflight(
+    origin: str, headers: str = "content-type, authorization, edgewise-trace, idempotency-key"
+) -> Any:
     return {
         "Origin": origin,
         "Access-Control-Request-Method": "POST",
@@ -94,7 +96,7 @@ async def test_a_preflight_is_answered_for_any_origin_by_default(graph: CountedT
     methods = response.headers["access-control-allow-methods"].split(", ")
     assert {"GET", "POST"} <= set(methods)
     allowed = {h.lower() for h in response.headers["access-control-allow-headers"].split(", ")}
-    assert {"content-type", "authorization", "edgewise-trace"} <= allowed
+    assert {"content-type", "authorization", "edgewise-trace", "idempotency-key"} <= allowed
     assert response.headers["access-control-max-age"] == str(MAX_AGE)
 
 

@@ -226,3 +226,38 @@ async def test_unauthenticated_is_401_with_www_authenticate(demo: Table) -> None
             assert response.headers["www-authenticate"] == "Bearer"
             assert response.headers["content-type"] == accept.split(",")[0]
             assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+HEADS = {
+    "query, json": ({"query": '{ user(id: "alice") { name } }'}, JSON),
+    "query, graphql-response+json": ({"query": '{ user(id: "alice") { name } }'}, SPEC),
+    "a mutation: 405": ({"query": 'mutation { deleteUser(id: "bob") { id } }'}, JSON),
+    "no query: 400": ({}, JSON),
+    "the playground": ({}, "text/html"),
+}
+
+
+@pytest.mark.parametrize(("params", "accept"), list(HEADS.values()), ids=list(HEADS))
+async def test_head_answers_as_the_same_get_without_a_body(
+    http: httpx.AsyncClient, params: dict[str, str], accept: str
+) -> None:
+    get = await http.get("/graphql", params=params, headers={"Accept": accept})
+    head = await http.head("/graphql", params=params, headers={"Accept": accept})
+    assert head.status_code == get.status_code != 415
+    assert head.content == b"" and get.content != b""
+    unique = {"x-request-id"}
+    assert {k: v for k, v in head.headers.items() if k not in unique} == {
+        k: v for k, v in get.headers.items() if k not in unique
+    }  # Content-Length is the GET's
+    bob = await http.post("/graphql", json={"query": '{ user(id: "bob") { id } }'})
+    assert bob.json() == {"data": {"user": {"id": "USER#bob"}}}  # HEAD never runs a mutation
+
+
+async def test_head_over_uvicorn_sends_the_headers_only(demo: Table) -> None:
+    async with serve(create_app(table=demo)) as url, httpx.AsyncClient() as client:
+        params = {"query": '{ user(id: "alice") { name } }'}
+        get = await client.get(f"{url}/graphql", params=params)
+        head = await client.head(f"{url}/graphql", params=params)
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["content-length"] == get.headers["content-length"] != "0"
+    assert head.headers["content-type"] == get.headers["content-type"] == JSON

@@ -95,23 +95,28 @@ AS_BOB = [
     # alice's groups less group2, which bob may not read
     ('{ user(id: "alice") { groups { edges { node { id name } } } } }', None, ANSWERED),
     ('{ user(id: "alice") { email } }', None, GAVE_UP),  # User.email is for the user: FORBIDDEN
-    ('{ user(id: "jeffbezos") { name } }', None, GAVE_UP),  # not reachable by bob: FORBIDDEN
+    ('{ user(id: "jeffbezos") { name } }', None, ANSWERED),  # not reachable by bob: as missing
+    ('{ group(id: "group2") { name } }', None, ANSWERED),
+]
+# the same under --explain-forbidden: the unreadable nodes are FORBIDDEN, which graphql-core says
+AS_BOB_EXPLAINED = [
+    ('{ user(id: "jeffbezos") { name } }', None, GAVE_UP),
     ('{ group(id: "group2") { name } }', None, GAVE_UP),
 ]
 
 
 @pytest.fixture
-async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str, Principal], Run]]:
+async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[..., Run]]:
     """``run(model)(query, variables)``: (the executor's answer, graphql-core's, and who gave the
     first: ANSWERED, GAVE_UP or NEVER), each on a fresh request context over the model's sample
     data."""
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
 
-        def serve(model: str, principal: Principal = ADMIN) -> Run:
+        def serve(model: str, principal: Principal = ADMIN, explain: bool = False) -> Run:
             engine = engine_for(model)
             schema = engine.schema()
-            new_context = engine.context_factory()
+            new_context = engine.context_factory(explain)
             loaded: list[Table] = []
 
             async def answer(query: str, variables: dict[str, Any] | None) -> Any:
@@ -142,22 +147,24 @@ async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[[str, Princi
 
 BOB = Principal("bob", False)
 CASES = (
-    [("demo", ADMIN, *case) for case in DEMO]
-    + [("order-entry", ADMIN, *case) for case in ORDER_ENTRY]
-    + [("demo", BOB, *case) for case in AS_BOB]
+    [("demo", ADMIN, False, *case) for case in DEMO]
+    + [("order-entry", ADMIN, False, *case) for case in ORDER_ENTRY]
+    + [("demo", BOB, False, *case) for case in AS_BOB]
+    + [("demo", BOB, True, *case) for case in AS_BOB_EXPLAINED]
 )
 
 
-@pytest.mark.parametrize(("model", "principal", "query", "variables", "expected"), CASES)
+@pytest.mark.parametrize(("model", "principal", "explain", "query", "variables", "expected"), CASES)
 async def test_the_executor_answers_as_graphql_core(
-    run: Callable[[str, Principal], Run],
+    run: Callable[..., Run],
     model: str,
     principal: Principal,
+    explain: bool,
     query: str,
     variables: dict[str, Any] | None,
     expected: str,
 ) -> None:
-    ours, theirs, who = await run(model, principal)(query, variables)
+    ours, theirs, who = await run(model, principal, explain)(query, variables)
     assert ours.data == theirs.data
     assert [format_error(e) for e in ours.errors or ()] == [
         format_error(e) for e in theirs.errors or ()

@@ -34,12 +34,23 @@ CANCEL = """mutation { cancelSubscription(groupId: "group1", productId: "PRODUCT
     __typename cursor plan status validUntil node { id } } }"""
 
 
+def serve(demo: Table, explain: bool = False) -> httpx.AsyncClient:
+    settings = Settings(model=MODEL, explain_forbidden=explain)
+    app = create_app(settings, table=demo, authenticator=Authenticator(secret=SECRET))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://edgewise")
+
+
 @pytest.fixture
 async def engine(demo: Table) -> AsyncIterator[httpx.AsyncClient]:
     """The engine serving the demo model file on the demo table; a JWT says who asks."""
-    app = create_app(Settings(model=MODEL), table=demo, authenticator=Authenticator(secret=SECRET))
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
+    async with serve(demo) as client:
+        yield client
+
+
+@pytest.fixture
+async def explaining(demo: Table) -> AsyncIterator[httpx.AsyncClient]:
+    """The same under --explain-forbidden."""
+    async with serve(demo, explain=True) as client:
         yield client
 
 
@@ -177,16 +188,20 @@ async def test_cancel_subscription_returns_the_canceled_edge_and_revokes_access(
 # ---- tickets -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("explain", [False, True])
 async def test_users_open_and_close_only_their_own_tickets(
-    demo: Table, engine: httpx.AsyncClient
+    demo: Table, engine: httpx.AsyncClient, explaining: httpx.AsyncClient, explain: bool
 ) -> None:
+    engine = explaining if explain else engine
     before = await scan(demo)
     body = await as_(engine, BOB, OPEN, u="alice", t="On her behalf")
     assert (codes(body), body["data"]) == (["FORBIDDEN"], None)
     assert await scan(demo) == before
     mine = ok(await as_(engine, BOB, OPEN, u="bob", t="Mine"))["openTicket"]
     assert mine["author"]["id"] == "USER#bob"
-    assert codes(await as_(engine, ALICE, CLOSE, id=mine["id"])) == ["FORBIDDEN"]
+    # she may not read it: as if there were none, unless the reason is explained
+    refused = ["FORBIDDEN"] if explain else ["NOT_FOUND"]
+    assert codes(await as_(engine, ALICE, CLOSE, id=mine["id"])) == refused
     assert ok(await as_(engine, BOB, CLOSE, id=mine["id"]))["closeTicket"]["status"] == "CLOSED"
 
 

@@ -49,10 +49,9 @@ def headers(principal: str, trace: bool = False) -> dict[str, str]:
     return {**bearer(value), **({"Edgewise-Trace": "1"} if trace else {})}
 
 
-def app_for(table: Table) -> Starlette:
-    return create_app(
-        Settings(model=DEMO_MODEL), table=table, authenticator=Authenticator(secret=SECRET)
-    )
+def app_for(table: Table, explain: bool = False) -> Starlette:
+    settings = Settings(model=DEMO_MODEL, explain_forbidden=explain)
+    return create_app(settings, table=table, authenticator=Authenticator(secret=SECRET))
 
 
 async def post(
@@ -184,8 +183,11 @@ async def test_offices_are_as_readable_as_their_organization(
     }
     assert await post(client, SATYA, query) == body
     denied = await post(client, ALICE, query)
-    assert denied["data"] == {"organization": None}
-    assert forbidden_paths(denied) == [["organization"]]
+    assert denied == {"data": {"organization": None}}  # as if there were none
+    async with asgi(app_for(table, explain=True)) as explaining:
+        explained = await post(explaining, ALICE, query)
+    assert explained["data"] == {"organization": None}
+    assert forbidden_paths(explained) == [["organization"]]
 
 
 # ---- the checks' cost ----------------------------------------------------------------------
@@ -434,17 +436,22 @@ async def test_an_unseen_models_rules(dynamodb: EmbeddedDynamoDB, tmp_path: Any)
     async with open_client(Endpoint(dynamodb.url)) as client:
         await create_table(client, engine.table_name, layout=engine.layout)
         table = Table(client, engine.table_name, layout=engine.layout)
-        app = create_app(
-            Settings(model=str(path)), table=table, authenticator=Authenticator(secret=SECRET)
-        )
-        async with asgi(app) as http:
+        authenticator = Authenticator(secret=SECRET)
+        app = create_app(Settings(model=str(path)), table=table, authenticator=authenticator)
+        explain = Settings(model=str(path), explain_forbidden=True)
+        explaining_app = create_app(explain, table=table, authenticator=authenticator)
+        async with asgi(app) as http, asgi(explaining_app) as explaining:
             for mutation in BOOKS_DATA:
                 body = await post(http, ADMIN, f"mutation {{ {mutation} }}")
                 assert "errors" not in body, (mutation, body)
             for query, data, forbidden in BOOKS_READS:
                 body = await post(http, "a1", query)
                 assert body["data"] == data, (query, body)
-                assert forbidden_paths(body) == forbidden, query
+                # an unreadable node looked up is null with no error; a reference stays FORBIDDEN
+                assert forbidden_paths(body) == [p for p in forbidden if len(p) > 1], query
+                explained = await post(explaining, "a1", query)
+                assert explained["data"] == data, (query, explained)
+                assert forbidden_paths(explained) == forbidden, query
             mine = await post(
                 http, "a1", 'mutation { updateAuthor(input: {id: "a1", name: "1"}) { name } }'
             )

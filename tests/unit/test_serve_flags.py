@@ -149,3 +149,24 @@ def test_a_bad_environment_value_stops_serve_naming_it(
         cli.main(["serve"])
     assert f"{name}={value!r}" in str(raised.value) and told in str(raised.value)
     assert served == []
+
+
+def test_safe_retry_and_explain_forbidden_flags(
+    served: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EDGEWISE_IDEMPOTENCY_TTL", "60")
+    settings = settings_of(served)
+    assert (settings.idempotency_ttl, settings.explain_forbidden) == (60, False)
+    served.clear()
+    settings = settings_of(served, "--idempotency-ttl", "3600", "--explain-forbidden")
+    assert (settings.idempotency_ttl, settings.explain_forbidden) == (3600, True)
+    served.clear()
+    with pytest.raises(SystemExit, match="greater than or equal to 1"):
+        cli.main(["serve", "--idempotency-ttl", "0"])
+    assert served == []
+
+
+def test_explain_forbidden_is_refused_with_production(served: list[Any]) -> None:
+    with pytest.raises(SystemExit, match=r"--explain-forbidden is for development.*--production"):
+        cli.main(["serve", "--production", "--explain-forbidden"])
+    assert served == []
