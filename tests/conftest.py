@@ -120,6 +120,18 @@ async def model_http(
         yield serve
 
 
+def team_boto3(url: str, kind: str) -> Any:
+    """boto3's ``client`` or ``resource`` for DynamoDB at ``url``, as a team's script opens it."""
+    factory = boto3.client if kind == "client" else boto3.resource
+    return factory(
+        "dynamodb",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="team",
+        aws_secret_access_key="team",
+    )
+
+
 TeamTable = Callable[[str, dict[str, Any], list[dict[str, Any]]], Awaitable[httpx.AsyncClient]]
 
 
@@ -135,13 +147,7 @@ async def team_http(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> AsyncIterator
         async def serve(
             model: str, table: dict[str, Any], items: list[dict[str, Any]]
         ) -> httpx.AsyncClient:
-            resource = boto3.resource(
-                "dynamodb",
-                endpoint_url=dynamodb.url,
-                region_name="us-east-1",
-                aws_access_key_id="team",
-                aws_secret_access_key="team",
-            )
+            resource = team_boto3(dynamodb.url, "resource")
             created = resource.create_table(BillingMode="PAY_PER_REQUEST", **table)
             with created.batch_writer() as batch:
                 for item in items:

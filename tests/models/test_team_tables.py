@@ -12,15 +12,40 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import boto3
-
 from graph.embedded import EmbeddedDynamoDB
-from tests.conftest import TeamTable
+from tests.conftest import TeamTable, team_boto3
 from tests.helpers import gql
 
 
-def _keys(*names: str) -> list[dict[str, str]]:
-    return [{"AttributeName": n, "AttributeType": "S"} for n in names]
+def _table(
+    name: str, pk: str, sk: str, *gsis: tuple[str, str, str], types: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """CreateTable's arguments as a team would write them: keys ``pk``/``sk``, each GSI
+    ``(name, hash, range)`` projecting ALL; every key attribute a string unless ``types`` says."""
+    attributes = dict.fromkeys([pk, sk, *(a for _, h, r in gsis for a in (h, r))])
+    table: dict[str, Any] = {
+        "TableName": name,
+        "KeySchema": [
+            {"AttributeName": pk, "KeyType": "HASH"},
+            {"AttributeName": sk, "KeyType": "RANGE"},
+        ],
+        "AttributeDefinitions": [
+            {"AttributeName": a, "AttributeType": (types or {}).get(a, "S")} for a in attributes
+        ],
+    }
+    if gsis:
+        table["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index,
+                "KeySchema": [
+                    {"AttributeName": h, "KeyType": "HASH"},
+                    {"AttributeName": r, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index, h, r in gsis
+        ]
+    return table
 
 
 # AWS's relational-to-adjacency-list layout: node and edge items side by side, and one GSI on
@@ -49,24 +74,7 @@ edges:
     forward: projects
     reverse: {field: members, index: GSI_1}
 """
-HR_TABLE = {
-    "TableName": "hr",
-    "KeySchema": [
-        {"AttributeName": "PK", "KeyType": "HASH"},
-        {"AttributeName": "SK", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": _keys("PK", "SK", "Data"),
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": "GSI_1",
-            "KeySchema": [
-                {"AttributeName": "SK", "KeyType": "HASH"},
-                {"AttributeName": "Data", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "ALL"},
-        }
-    ],
-}
+HR_TABLE = _table("hr", "PK", "SK", ("GSI_1", "SK", "Data"))
 HR_ITEMS: list[dict[str, Any]] = [
     {"PK": "EMP#e1", "SK": "EMP#e1", "type": "Employee", "Data": "Ann"},
     {"PK": "EMP#e2", "SK": "EMP#e2", "type": "Employee", "Data": "Bo"},
@@ -159,24 +167,7 @@ queries:
     index: GSI1
     partition: "BRANCHES"
 """
-SALES_TABLE = {
-    "TableName": "sales",
-    "KeySchema": [
-        {"AttributeName": "PK", "KeyType": "HASH"},
-        {"AttributeName": "SK", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": _keys("PK", "SK", "GSI1PK", "GSI1SK"),
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": "GSI1",
-            "KeySchema": [
-                {"AttributeName": "GSI1PK", "KeyType": "HASH"},
-                {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "ALL"},
-        }
-    ],
-}
+SALES_TABLE = _table("sales", "PK", "SK", ("GSI1", "GSI1PK", "GSI1SK"))
 SALES_ITEMS: list[dict[str, Any]] = [
     {
         "PK": "REP#r1",
@@ -269,14 +260,7 @@ queries:
     partition: "USER#{id}"
     sort: {between: [from, to], template: "GROUPSUB#{productId}|{groupId}"}
 """
-ACCESS_TABLE = {
-    "TableName": "access",
-    "KeySchema": [
-        {"AttributeName": "PK", "KeyType": "HASH"},
-        {"AttributeName": "SK", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": _keys("PK", "SK"),
-}
+ACCESS_TABLE = _table("access", "PK", "SK")
 ACCESS_ITEMS: list[dict[str, Any]] = [
     {"PK": "USER#alice", "SK": "USER#alice", "name": "Alice"},
     *[
@@ -343,17 +327,7 @@ queries:
     sort: {between: [above, below], template: "{orderId}", exclusive: true}
     order: desc
 """
-NUMBERED_TABLE = {
-    "TableName": "customer-orders",
-    "KeySchema": [
-        {"AttributeName": "CustomerId", "KeyType": "HASH"},
-        {"AttributeName": "OrderId", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": [
-        {"AttributeName": "CustomerId", "AttributeType": "S"},
-        {"AttributeName": "OrderId", "AttributeType": "N"},
-    ],
-}
+NUMBERED_TABLE = _table("customer-orders", "CustomerId", "OrderId", types={"OrderId": "N"})
 NUMBERED_ITEMS: list[dict[str, Any]] = [
     {"CustomerId": "Maria Anders", "OrderId": n, "total": Decimal(n) / 10}
     for n in (5, 9, 10, 55, 100, 55779)
@@ -413,13 +387,7 @@ def test_a_model_that_disagrees_with_the_table_is_refused_naming_both_types(
     dynamodb: EmbeddedDynamoDB, tmp_path: Path
 ) -> None:
     dynamodb.reset()
-    boto3.client(
-        "dynamodb",
-        endpoint_url=dynamodb.url,
-        region_name="us-east-1",
-        aws_access_key_id="team",
-        aws_secret_access_key="team",
-    ).create_table(BillingMode="PAY_PER_REQUEST", **NUMBERED_TABLE)
+    _client(dynamodb).create_table(BillingMode="PAY_PER_REQUEST", **NUMBERED_TABLE)
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text(NUMBERED.replace("sortKey: {name: OrderId, type: N}", "sortKey: OrderId"))
     right = tmp_path / "right.yaml"
@@ -442,13 +410,7 @@ def test_create_table_makes_number_keys_numbers(dynamodb: EmbeddedDynamoDB, tmp_
     model.write_text(NUMBERED)
     created = _edgewise("create-table", "--model", str(model), "--dynamodb", dynamodb.url)
     assert created.returncode == 0, created.stderr
-    described = boto3.client(
-        "dynamodb",
-        endpoint_url=dynamodb.url,
-        region_name="us-east-1",
-        aws_access_key_id="team",
-        aws_secret_access_key="team",
-    ).describe_table(TableName="customer-orders")["Table"]
+    described = _client(dynamodb).describe_table(TableName="customer-orders")["Table"]
     assert {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]} == {
         "CustomerId": "S",
         "OrderId": "N",
@@ -479,24 +441,7 @@ edges:
     forward: courses
     reverse: {field: students, index: inverted}
 """
-ENROLMENTS_TABLE = {
-    "TableName": "enrolments",
-    "KeySchema": [
-        {"AttributeName": "PK", "KeyType": "HASH"},
-        {"AttributeName": "SK", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": _keys("PK", "SK"),
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": "inverted",
-            "KeySchema": [
-                {"AttributeName": "SK", "KeyType": "HASH"},
-                {"AttributeName": "PK", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "ALL"},
-        }
-    ],
-}
+ENROLMENTS_TABLE = _table("enrolments", "PK", "SK", ("inverted", "SK", "PK"))
 ENROLMENTS_ITEMS: list[dict[str, Any]] = [
     {"PK": f"STUDENT#{s}", "SK": f"COURSE#{c}", "grade": g}
     for s, c, g in [("s1", "c1", "A"), ("s1", "c2", "B"), ("s2", "c1", "C")]
@@ -585,25 +530,9 @@ queries:
     index: gsi1
     partition: "$taskapp#office_{office}"
 """
-ELECTRO_TABLE = {
-    "TableName": "electro",
-    "KeySchema": [
-        {"AttributeName": "pk", "KeyType": "HASH"},
-        {"AttributeName": "sk", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": _keys("pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"),
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": name,
-            "KeySchema": [
-                {"AttributeName": f"{name}pk", "KeyType": "HASH"},
-                {"AttributeName": f"{name}sk", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "ALL"},
-        }
-        for name in ("gsi1", "gsi2")
-    ],
-}
+ELECTRO_TABLE = _table(
+    "electro", "pk", "sk", ("gsi1", "gsi1pk", "gsi1sk"), ("gsi2", "gsi2pk", "gsi2sk")
+)
 ELECTRO_ITEMS: list[dict[str, Any]] = [
     {
         "pk": "$taskapp#employee_jlowe",
@@ -682,14 +611,7 @@ types:
       created: {type: DateTime!, attribute: _ct}
       modified: {type: DateTime!, attribute: _md}
 """
-TOOLBOX_TABLE = {
-    "TableName": "toolbox",
-    "KeySchema": [
-        {"AttributeName": "pk", "KeyType": "HASH"},
-        {"AttributeName": "sk", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": _keys("pk", "sk"),
-}
+TOOLBOX_TABLE = _table("toolbox", "pk", "sk")
 TOOLBOX_ITEMS: list[dict[str, Any]] = [
     {
         "pk": "POKEMON#pikachu",
@@ -733,13 +655,7 @@ async def test_named_timestamps_are_served_as_stored_and_rewritten_on_update(
 
 
 def _client(dynamodb: EmbeddedDynamoDB) -> Any:
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=dynamodb.url,
-        region_name="us-east-1",
-        aws_access_key_id="team",
-        aws_secret_access_key="team",
-    )
+    return team_boto3(dynamodb.url, "client")
 
 
 # A number sort key with a local secondary index projecting two attributes (AWS's
@@ -988,17 +904,7 @@ queries:
     partition: "{ownerId}"
     sort: {between: [from, to], template: "{digest}"}
 """
-BINARY_TABLE = {
-    "TableName": "blobs",
-    "KeySchema": [
-        {"AttributeName": "owner", "KeyType": "HASH"},
-        {"AttributeName": "digest", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": [
-        {"AttributeName": "owner", "AttributeType": "S"},
-        {"AttributeName": "digest", "AttributeType": "B"},
-    ],
-}
+BINARY_TABLE = _table("blobs", "owner", "digest", types={"digest": "B"})
 BINARY_ITEMS: list[dict[str, Any]] = [
     {"owner": "ann", "digest": bytes([b]), "size": b} for b in (1, 2, 200, 255)
 ]
