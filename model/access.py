@@ -21,6 +21,7 @@ __all__ = [
     "compile_access",
     "end_arguments",
     "hops_of",
+    "ref_hops",
 ]
 
 SELF = "self"
@@ -33,13 +34,15 @@ Suggest = Callable[[str, list[str]], str]
 @dataclass(frozen=True, slots=True)
 class Hop:
     """One step along the edge field ``field`` of a ``start`` node: to the ``far`` end of an
-    ``edge`` item, a node of ``type``."""
+    ``edge`` item, a node of ``type``; or (``ref``) along a reference field to the node or
+    nodes its value names (``edge`` is then empty)."""
 
     field: str
     start: str
     edge: str
     far: Literal["from", "to"]
     type: str
+    ref: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,14 @@ def hops_of(model: Model, node: str) -> dict[str, Hop]:
         if e.target == node and e.reverse is not None:
             out[e.reverse.field] = Hop(e.reverse.field, node, e.label, "from", e.source)
     return out
+
+
+def ref_hops(model: Model, node: str) -> dict[str, Hop]:
+    """The reference fields of ``node``'s type a transitive path may follow."""
+    fields = model.types[node].fields.values()
+    return {
+        f.name: Hop(f.name, node, "", "to", f.target or "", True) for f in fields if f.kind == "ref"
+    }
 
 
 def end_arguments(edge: EdgeType) -> tuple[str, str]:

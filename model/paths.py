@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 from pydantic.alias_generators import to_camel
 
 from . import spec as s
-from .access import Hop, hops_of
+from .access import Hop, hops_of, ref_hops
 from .filters import Where, compile_where
 from .types import Field, Model, NodeType, TypeRef
 
@@ -120,6 +120,14 @@ class _Compiler:
         if answer is None:
             return None
         where = None
+        if decl.where is not None and hops[-1].ref:
+            self.report(
+                (*self.place, "where"),
+                f"a filter is on the last hop's edge items, and {hops[-1].start}."
+                f"{hops[-1].field} is a reference (no edge item); end the path with an edge "
+                "field or remove `where`",
+            )
+            return None
         if decl.where is not None:
             edge = self.model.edges[hops[-1].edge]
             where = compile_where(
@@ -148,11 +156,11 @@ class _Compiler:
         at = node.name
         hops = []
         for i, name in enumerate(names):
-            choices = hops_of(self.model, at)
+            choices = hops_of(self.model, at) | ref_hops(self.model, at)
             hop = choices.get(name)
             if hop is None:
                 if name in self._other_fields(at):
-                    what = f"{at}.{name} is not an edge field (a path follows edges)"
+                    what = f"{at}.{name} is not an edge or reference field (a path follows them)"
                 else:
                     what = f"{at} has no edge field {name!r}"
                 fix = (

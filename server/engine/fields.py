@@ -323,6 +323,30 @@ class Resolvers:
 
         return values
 
+    def targets_in(self, field: Field, owner: NodeType) -> Callable[[Ref, Item | None], list[Ref]]:
+        """The nodes a reference field of ``owner`` names, from the owner's item (None: it does
+        not exist, and names none): a path's hop along a reference."""
+        to_target = self._to_target(field)
+        codec = self.codec
+
+        def stored(ref: Ref, item: Item, name: str) -> Any:
+            source = owner.fields[name]
+            if source.kind == "key" and item.get(source.attribute) is None:
+                return (codec.key_values(ref.type, ref.key) or {}).get(name)
+            return item.get(source.attribute)
+
+        def targets(ref: Ref, item: Item | None) -> list[Ref]:
+            if item is None:
+                return []
+            if field.link:
+                value: Any = {mine: stored(ref, item, name) for mine, name in field.link}
+            else:
+                value = stored(ref, item, field.source or "")
+            found = to_target(value)
+            return found if isinstance(found, list) else [found] if found is not None else []
+
+        return targets
+
     def _stored(self, source: Field) -> Callable[..., Any]:
         return self.key_value(source) if source.kind == "key" else self.value(source)
 

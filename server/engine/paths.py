@@ -19,6 +19,7 @@ from typing import Any
 from graph.items import Ref
 from graph.keys import ItemKey
 from graph.reads import Listing
+from graph.table import Item
 from model import EdgeType, Field
 from model.access import Hop
 from model.paths import Walk
@@ -40,19 +41,28 @@ class PathField:
         self.walk: Walk = field.walk
         self.codec = resolvers.codec
         model = resolvers.model
-        self.steps: list[tuple[Hop, EdgeType, Plan]] = []
-        for hop in self.walk.hops:
+        self.steps: list[tuple[Hop, EdgeType | None, Plan | None]] = []
+        self.refs: dict[int, Callable[[Ref, Item | None], list[Ref]]] = {}
+        for i, hop in enumerate(self.walk.hops):
+            if hop.ref:  # the nodes a reference field's value names
+                owner = model.types[hop.start]
+                self.refs[i] = resolvers.targets_in(owner.fields[hop.field], owner)
+                self.steps.append((hop, None, None))
+                continue
             edge = model.edges[hop.edge]
             plan = resolvers.forward(edge) if hop.far == "to" else resolvers.reverse(edge)
             self.steps.append((hop, edge, plan))
         self.target = model.types[self.walk.target]
 
     @staticmethod
-    def _listing(plan: Plan, ref: Ref, ctx: ModelContext) -> Listing:
+    def _listing(plan: Plan | None, ref: Ref, ctx: ModelContext) -> Listing:
+        assert plan is not None
         return plan(ref, {"first": 0}, ctx).key.listing
 
     def start(self, ctx: ModelContext, ref: Ref, **args: Any) -> list[Awaitable[Any]]:
         """The first hop's read, for a root lookup to start with its own."""
+        if self.steps[0][0].ref:
+            return [ctx.reads.items.load(ref.key)]
         if self.walk.answer == "exists" and len(self.steps) == 1:
             key = self._edge_key(ref, args)
             return [] if key is None else [ctx.reads.items.load(key)]
@@ -70,25 +80,28 @@ class PathField:
     ) -> tuple[Reached, Through]:
         """The nodes the first ``hops`` hops reach from ``start``, each once, in the order first
         reached, and (``track``) the nodes of every earlier hop each is reached through."""
-        codec, where, last = self.codec, self.walk.where, len(self.steps) - 1
+        where, last = self.walk.where, len(self.steps) - 1
         level: Reached = {start.key: start}
         through: Through = {start.key: {}}
         for i, (hop, edge, plan) in enumerate(self.steps[:hops]):
             nodes = list(level.values())
-            pages = await ctx.reads.alls.load_many([self._listing(plan, n, ctx) for n in nodes])
-            test = where if i == last else None
+            if hop.ref:  # each node's item names the nodes of this hop
+                found = await ctx.reads.items.load_many([n.key for n in nodes])
+                fars = [self.refs[i](n, item) for n, item in zip(nodes, found, strict=True)]
+            else:
+                listings = [self._listing(plan, n, ctx) for n in nodes]
+                pages = await ctx.reads.alls.load_many(listings)
+                fars = [
+                    self._ends(edge, hop, items, now, where if i == last else None)
+                    for items in pages
+                ]
             reached: Reached = {}
             reached_through: Through = {}
-            for node, items in zip(nodes, pages, strict=True):
+            for node, ends in zip(nodes, fars, strict=True):
                 came = through.get(node.key, {})
                 if track and i > 0:
                     came = {**came, i - 1: {node.key: node}}
-                for item in items:
-                    if codec.item_key(item) == node.key or codec.edge_type(item) is not edge:
-                        continue  # the node itself, beside edges between nodes of one type
-                    if test is not None and not test.holds(item, now):
-                        continue
-                    far = codec.end(edge, item, hop.far)
+                for far in ends:
                     if far.key not in reached:
                         reached[far.key] = far
                         reached_through[far.key] = {}
@@ -98,6 +111,19 @@ class PathField:
                             into.setdefault(index, {}).update(refs)
             level, through = reached, reached_through
         return level, through
+
+    def _ends(
+        self, edge: EdgeType | None, hop: Hop, items: list[Item], now: datetime, test: Any
+    ) -> list[Ref]:
+        """The far ends of a listing's ``edge`` items that ``test`` (the path's filter, on its
+        last hop) lets through."""
+        assert edge is not None
+        codec = self.codec
+        return [
+            codec.end(edge, item, hop.far)
+            for item in items
+            if codec.edge_type(item) is edge and (test is None or test.holds(item, now))
+        ]
 
     async def _list(self, ctx: ModelContext, ref: Ref) -> list[Any]:
         walk = self.walk
@@ -146,11 +172,19 @@ class PathField:
         if target is None:
             return None
         hop, edge, _ = self.steps[-1]
+        assert edge is not None  # the last hop follows an edge (_exists)
         if hop.far == "to":
             return self.codec.edge_key(edge, near.key, target.key)
         return self.codec.edge_key(edge, target.key, near.key)
 
     async def _exists(self, ctx: ModelContext, ref: Ref, args: dict[str, Any]) -> bool:
+        if self.steps[-1][0].ref:  # a reference names the last nodes: reach them all
+            assert self.walk.argument is not None
+            target = self.codec.by_id(self.target, str(args[self.walk.argument]))
+            if target is None:
+                return False
+            reached, _ = await self._reach(ctx, ref, len(self.steps), datetime.now(UTC), False)
+            return target.key in reached
         if self._edge_key(ref, args) is None:  # also checks the argument (BAD_USER_INPUT)
             return False
         now = datetime.now(UTC)

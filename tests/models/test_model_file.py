@@ -304,8 +304,8 @@ BROKEN_PATHS = [
     (
         "path: [books, series]\n        where",
         "path: [books, title]\n        where",
-        "types.Author.fields.series.path.1 (line 16): Book.title is not an edge field (a path "
-        "follows edges); use one of: authors, series",
+        "types.Author.fields.series.path.1 (line 16): Book.title is not an edge or reference "
+        "field (a path follows them); use one of: authors, series",
     ),
     (
         "path: [books, series]\n        arguments",

@@ -12,7 +12,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graph.embedded import EmbeddedDynamoDB
+from model import ModelError, parse_model
 from tests.conftest import TeamTable, team_boto3
 from tests.helpers import gql
 
@@ -761,6 +764,11 @@ types:
     fields:
       subscriptions: {type: "[String!]!", attribute: Subscriptions}
       products: {type: "[Product!]!", ref: subscriptions}
+  User:
+    key: "USER#{id}"
+    fields:
+      products: {type: "[Product!]!", path: [groups, products]}
+      mayUse: {type: Boolean!, path: [groups, products], arguments: {productId: ID!}}
   Customer:
     key: "customerID#{id}"
     fields: {companyName: String!}
@@ -782,10 +790,16 @@ types:
       lineOrder: String!
       lineProduct: String!
       line: {type: Line, ref: {orderId: lineOrder, productId: lineProduct}}
+edges:
+  MEMBER_OF: {from: User, to: Group, forward: groups}
 """
 REFS_ITEMS: list[dict[str, Any]] = [
     *[{"PK": f"PRODUCT#{p}", "SK": f"PRODUCT#{p}", "name": p.upper()} for p in ("p1", "p2", "p3")],
     {"PK": "GROUP#g1", "SK": "GROUP#g1", "Subscriptions": ["p2", "p1"]},
+    {"PK": "GROUP#g2", "SK": "GROUP#g2", "Subscriptions": ["p1"]},
+    {"PK": "USER#alice", "SK": "USER#alice"},
+    {"PK": "USER#alice", "SK": "GROUP#g1"},
+    {"PK": "USER#alice", "SK": "GROUP#g2"},
     {"PK": "customerID#VINET", "SK": "customerID#VINET", "companyName": "Vins et alcools"},
     {"PK": "orderID#10248", "SK": "ORDER", "customerID": "customerID#VINET"},
     {"PK": "orderID#10248", "SK": "productID#p3", "productId": "p3", "quantity": 12},
@@ -928,3 +942,35 @@ async def test_a_binary_sort_key_is_base64_in_graphql_and_bytes_in_the_table(
         {"digest": b64[255], "size": 255},
     ]
     assert body["data"]["blob"] == {"size": 200}
+
+
+async def test_a_path_hops_over_a_list_of_ids(team_http: TeamTable) -> None:
+    """Seed 000: a user's products through their groups' lists of product ids."""
+    http = await team_http(REFS, {**ACCESS_TABLE, "TableName": "refs"}, REFS_ITEMS)
+    body = await gql(
+        http,
+        '{ user(id: "alice") { products { id name } yes: mayUse(productId: "p1") '
+        'no: mayUse(productId: "p3") } }',
+    )
+    assert "errors" not in body, body
+    alice = body["data"]["user"]
+    assert alice["products"] == [
+        {"id": "PRODUCT#p2", "name": "P2"},
+        {"id": "PRODUCT#p1", "name": "P1"},
+    ]
+    assert (alice["yes"], alice["no"]) == (True, False)
+    # the user and its edges, then the groups' items (one batch), then the products (one batch)
+    assert body["extensions"]["dynamodb"]["operations"] == {"BatchGetItem": 3, "Query": 1}
+
+
+def test_a_filter_on_a_path_ending_with_a_reference_is_refused() -> None:
+    broken = REFS.replace(
+        "path: [groups, products]}\n      mayUse",
+        "path: [groups, products], where: {name: x}}\n      mayUse",
+    )
+    assert broken != REFS
+    with pytest.raises(ModelError) as raised:
+        parse_model(broken, "refs.yaml")
+    assert any(
+        "Group.products is a reference (no edge item)" in line for line in raised.value.lines
+    ), raised.value.lines
