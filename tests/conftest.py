@@ -132,6 +132,14 @@ def team_boto3(url: str, kind: str) -> Any:
     )
 
 
+@pytest.fixture
+def team_client(dynamodb: EmbeddedDynamoDB) -> Iterator[Any]:
+    """boto3's DynamoDB client on the shared moto server, closed after the test."""
+    client = team_boto3(dynamodb.url, "client")
+    yield client
+    client.close()
+
+
 TeamTable = Callable[[str, dict[str, Any], list[dict[str, Any]]], Awaitable[httpx.AsyncClient]]
 
 
@@ -148,10 +156,13 @@ async def team_http(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> AsyncIterator
             model: str, table: dict[str, Any], items: list[dict[str, Any]]
         ) -> httpx.AsyncClient:
             resource = team_boto3(dynamodb.url, "resource")
-            created = resource.create_table(BillingMode="PAY_PER_REQUEST", **table)
-            with created.batch_writer() as batch:
-                for item in items:
-                    batch.put_item(Item=item)
+            try:
+                created = resource.create_table(BillingMode="PAY_PER_REQUEST", **table)
+                with created.batch_writer() as batch:
+                    for item in items:
+                        batch.put_item(Item=item)
+            finally:
+                resource.meta.client.close()  # its pool's sockets, not left to the collector
             path = tmp_path / "model.yaml"
             path.write_text(model)
             engine = engine_for(str(path))

@@ -16,7 +16,7 @@ import pytest
 
 from graph.embedded import EmbeddedDynamoDB
 from model import ModelError, parse_model
-from tests.conftest import TeamTable, team_boto3
+from tests.conftest import TeamTable
 from tests.helpers import gql
 
 
@@ -387,10 +387,12 @@ def _edgewise(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_model_that_disagrees_with_the_table_is_refused_naming_both_types(
-    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+    dynamodb: EmbeddedDynamoDB,
+    tmp_path: Path,
+    team_client: Any,
 ) -> None:
     dynamodb.reset()
-    _client(dynamodb).create_table(BillingMode="PAY_PER_REQUEST", **NUMBERED_TABLE)
+    team_client.create_table(BillingMode="PAY_PER_REQUEST", **NUMBERED_TABLE)
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text(NUMBERED.replace("sortKey: {name: OrderId, type: N}", "sortKey: OrderId"))
     right = tmp_path / "right.yaml"
@@ -407,13 +409,15 @@ def test_a_model_that_disagrees_with_the_table_is_refused_naming_both_types(
     assert _edgewise("check-model", str(right), "--dynamodb", dynamodb.url).returncode == 0
 
 
-def test_create_table_makes_number_keys_numbers(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+def test_create_table_makes_number_keys_numbers(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path, team_client: Any
+) -> None:
     dynamodb.reset()
     model = tmp_path / "numbered.yaml"
     model.write_text(NUMBERED)
     created = _edgewise("create-table", "--model", str(model), "--dynamodb", dynamodb.url)
     assert created.returncode == 0, created.stderr
-    described = _client(dynamodb).describe_table(TableName="customer-orders")["Table"]
+    described = team_client.describe_table(TableName="customer-orders")["Table"]
     assert {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]} == {
         "CustomerId": "S",
         "OrderId": "N",
@@ -578,7 +582,9 @@ async def test_lower_cased_keys_answer_the_attributes_as_stored(team_http: TeamT
 
 
 async def test_writes_case_the_keys_and_store_values_and_enums_as_the_library_does(
-    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+    team_http: TeamTable,
+    dynamodb: EmbeddedDynamoDB,
+    team_client: Any,
 ) -> None:
     http = await team_http(ELECTRO, ELECTRO_TABLE, ELECTRO_ITEMS)
     created = await gql(
@@ -587,7 +593,7 @@ async def test_writes_case_the_keys_and_store_values_and_enums_as_the_library_do
         'title: "Fly"}) { task project status } }',
     )
     assert created["data"]["createTask"] == {"task": "T2", "project": "Apollo", "status": "OPEN"}
-    item = _client(dynamodb).get_item(
+    item = team_client.get_item(
         TableName="electro",
         Key={"pk": {"S": "$taskapp#task_t2"}, "sk": {"S": "$task_1#project_apollo"}},
     )["Item"]
@@ -628,7 +634,9 @@ TOOLBOX_ITEMS: list[dict[str, Any]] = [
 
 
 async def test_named_timestamps_are_served_as_stored_and_rewritten_on_update(
-    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+    team_http: TeamTable,
+    dynamodb: EmbeddedDynamoDB,
+    team_client: Any,
 ) -> None:
     http = await team_http(TOOLBOX, TOOLBOX_TABLE, TOOLBOX_ITEMS)
     body = await gql(http, '{ pokemon(id: "pikachu") { name created modified } }')
@@ -649,16 +657,12 @@ async def test_named_timestamps_are_served_as_stored_and_rewritten_on_update(
         http, 'mutation { createPokemon(input: {id: "eevee", name: "Eevee"}) { id } }'
     )
     assert created["data"]["createPokemon"] == {"id": "POKEMON#eevee"}
-    item = _client(dynamodb).get_item(
+    item = team_client.get_item(
         TableName="toolbox", Key={"pk": {"S": "POKEMON#eevee"}, "sk": {"S": "POKEMON#eevee"}}
     )["Item"]
     assert (
         item["_ct"] == item["_md"] and "createdAt" not in item and item["_et"] == {"S": "Pokemon"}
     )
-
-
-def _client(dynamodb: EmbeddedDynamoDB) -> Any:
-    return team_boto3(dynamodb.url, "client")
 
 
 # A number sort key with a local secondary index projecting two attributes (AWS's
@@ -705,13 +709,16 @@ LOCAL_ITEMS: list[dict[str, Any]] = [
 
 
 async def test_a_local_index_of_a_number_key_projecting_two_attributes(
-    team_http: TeamTable, dynamodb: EmbeddedDynamoDB, tmp_path: Path
+    team_http: TeamTable,
+    dynamodb: EmbeddedDynamoDB,
+    tmp_path: Path,
+    team_client: Any,
 ) -> None:
     model = tmp_path / "local.yaml"
     model.write_text(LOCAL)
     made = _edgewise("create-table", "--model", str(model), "--dynamodb", dynamodb.url)
     assert made.returncode == 0, made.stderr
-    described = _client(dynamodb).describe_table(TableName="local-orders")["Table"]
+    described = team_client.describe_table(TableName="local-orders")["Table"]
     (index,) = described["LocalSecondaryIndexes"]
     assert index["Projection"] == {
         "ProjectionType": "INCLUDE",
@@ -832,7 +839,9 @@ async def test_references_over_lists_whole_keys_and_composite_keys(team_http: Te
 
 
 async def test_a_partial_index_key_is_written_with_an_empty_value(
-    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+    team_http: TeamTable,
+    dynamodb: EmbeddedDynamoDB,
+    team_client: Any,
 ) -> None:
     http = await team_http(ELECTRO, ELECTRO_TABLE, ELECTRO_ITEMS)
     for employee, manager in (("Ann", None), ("Bo", "Ann")):
@@ -843,7 +852,7 @@ async def test_a_partial_index_key_is_written_with_an_empty_value(
             f'office: "HQ"{given}}}) {{ employee }} }}',
         )
         assert created["data"]["createEmployee"] == {"employee": employee}, created
-    client = _client(dynamodb)
+    client = team_client
     key = {"pk": {"S": "$taskapp#employee_ann"}, "sk": {"S": "$employee_1"}}
     ann = client.get_item(TableName="electro", Key=key)["Item"]
     assert ann["gsi2pk"] == {"S": "$taskapp#manager_"}  # ElectroDB's partial key, not left out
@@ -867,7 +876,9 @@ async def test_an_on_pattern_fills_its_partition_from_the_owners_stored_field(
 
 
 async def test_writes_to_a_number_keyed_table_keep_their_guarantees(
-    team_http: TeamTable, dynamodb: EmbeddedDynamoDB
+    team_http: TeamTable,
+    dynamodb: EmbeddedDynamoDB,
+    team_client: Any,
 ) -> None:
     http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
     created = await gql(
@@ -877,7 +888,7 @@ async def test_writes_to_a_number_keyed_table_keep_their_guarantees(
     )
     assert created["data"]["createCustomerOrder"] == {"orderId": 77, "total": 1.5}, created
     key = {"CustomerId": {"S": "Maria Anders"}, "OrderId": {"N": "77"}}
-    assert _client(dynamodb).get_item(TableName="customer-orders", Key=key)["Item"]["total"] == {
+    assert team_client.get_item(TableName="customer-orders", Key=key)["Item"]["total"] == {
         "N": "1.5"
     }
     again = await gql(
@@ -896,7 +907,7 @@ async def test_writes_to_a_number_keyed_table_keep_their_guarantees(
         http, 'mutation { deleteCustomerOrder(customerId: "Maria Anders", orderId: 77) { id } }'
     )
     assert "errors" not in deleted, deleted
-    assert "Item" not in _client(dynamodb).get_item(TableName="customer-orders", Key=key)
+    assert "Item" not in team_client.get_item(TableName="customer-orders", Key=key)
 
 
 # A binary sort key: a base64 String in GraphQL, bytes in the table, compared as bytes.
