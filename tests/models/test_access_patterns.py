@@ -203,8 +203,9 @@ def _task(id_: str, project: str, employee: str, points: int, status: str = "ope
 TASK_ITEMS = [_task(*row) for row in ROWS] + [_task("t10", "p1", "e1", 1, "closed")]
 
 
-def _create(url: str, name: str, indexes: list[str]) -> Any:
-    """The table as a team creates it: string keys, global indexes projecting everything."""
+def _write(url: str, name: str, indexes: list[str], items: list[dict[str, Any]]) -> None:
+    """The table as a team creates and fills it with boto3: string keys, global indexes
+    projecting everything, items put as they are."""
     dynamodb = boto3.resource(
         "dynamodb",
         endpoint_url=url,
@@ -212,6 +213,15 @@ def _create(url: str, name: str, indexes: list[str]) -> Any:
         aws_access_key_id="test",
         aws_secret_access_key="test",
     )
+    try:
+        with _create(dynamodb, name, indexes).batch_writer() as batch:
+            for item in items:
+                batch.put_item(Item=item)
+    finally:
+        dynamodb.meta.client.close()  # its pooled connections, before the test's end
+
+
+def _create(dynamodb: Any, name: str, indexes: list[str]) -> Any:
     attributes = ["pk", "sk"] + [f"{i}{part}" for i in indexes for part in ("pk", "sk")]
     gsis = [
         {
@@ -249,10 +259,7 @@ async def served(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> AsyncIterator[Se
             path.write_text(text)
             engine = engine_for(str(path))
             indexes = list(engine.model.indexes)
-            boto_table = _create(dynamodb.url, engine.table_name, indexes)
-            with boto_table.batch_writer() as batch:
-                for item in items:
-                    batch.put_item(Item=item)
+            _write(dynamodb.url, engine.table_name, indexes, items)
             table = Table(client, engine.table_name, layout=engine.layout)
             app = create_app(Settings(model=str(path)), table=table)
             return await stack.enter_async_context(
@@ -526,26 +533,28 @@ FILTERED = [
 ]
 
 
+@pytest.fixture
+async def filtered(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Table]:
+    """The items of FILTERED, written with boto3 into one partition."""
+    dynamodb.reset()
+    _write(dynamodb.url, "filtered", [], [{"pk": "P", "sk": i["title"], **i} for i in FILTERED])
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
+        yield Table(client, "filtered", layout=Layout("pk", "sk"))
+
+
 @pytest.mark.parametrize("where", FILTERS, ids=range(len(FILTERS)))
 async def test_a_filter_expression_keeps_exactly_what_the_filter_holds_for(
-    dynamodb: EmbeddedDynamoDB, where: Where
+    filtered: Table, where: Where
 ) -> None:
-    dynamodb.reset()
-    boto_table = _create(dynamodb.url, "filtered", [])
-    with boto_table.batch_writer() as batch:
-        for item in FILTERED:
-            batch.put_item(Item={"pk": "P", "sk": item["title"], **item})
     bound = where.bound({"maxPoints": 5})
     assert bound is not None
     now = datetime.now(UTC)
     expected = [
         i["title"] for i in FILTERED if bound.holds({k: _number(v) for k, v in i.items()}, now)
     ]
-    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
-        table = Table(client, "filtered", layout=Layout("pk", "sk"))
-        listing = Listing(None, (Branch("P"),), where=bound)
-        page = await Reads(table).pages.load(PageKey(listing, 2))
-        count = await Reads(table).counts.load(listing)
+    listing = Listing(None, (Branch("P"),), where=bound)
+    page = await Reads(filtered).pages.load(PageKey(listing, 2))
+    count = await Reads(filtered).counts.load(listing)
     assert [item["title"] for item in page.items] == expected[:2]
     assert count == len(expected)
 
