@@ -124,6 +124,7 @@ class Pool:
         self.keepalive = keepalive
         self._idle: list[_Connection] = []
         self._slots = asyncio.Semaphore(size)
+        self._closed = False
 
     def request(self, headers: dict[str, str], body: bytes) -> bytes:
         """The bytes of a POST of ``body`` with ``headers`` (and Host, Content-Length)."""
@@ -144,7 +145,7 @@ class Pool:
                 raise
             finally:
                 timer.cancel()
-            if connection.reusable and connection.open:
+            if connection.reusable and connection.open and not self._closed:
                 connection.idle_since = time.monotonic()
                 self._idle.append(connection)
             else:
@@ -171,6 +172,8 @@ class Pool:
         return connection
 
     def close(self) -> None:
+        """Close the idle connections; one in use closes as its answer ends, not kept."""
+        self._closed = True
         for connection in self._idle:
             connection.fail(ConnectionClosed("pool closed"))
         self._idle.clear()

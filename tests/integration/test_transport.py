@@ -129,6 +129,18 @@ async def test_one_connection_is_kept_alive_unless_the_server_closes_it(server: 
     pool.close()
 
 
+async def test_a_connection_in_use_when_the_pool_closes_is_closed_not_kept(
+    server: Server,
+) -> None:
+    client, pool = _client(f"http://127.0.0.1:{server.port}")
+    sending = asyncio.ensure_future(client.send("GetItem", {"TableName": "graph"}))
+    await asyncio.sleep(0)  # the call is under way
+    pool.close()
+    await sending  # answered as usual
+    assert pool._idle == []  # not kept: a socket left for the collector to report
+    assert server.connections == 1
+
+
 @pytest.mark.parametrize(
     ("answer", "error"),
     [
