@@ -1,0 +1,141 @@
+"""Index writes of each kind and the access patterns that read them."""
+
+from __future__ import annotations
+
+import re
+
+from ..compile import lower_first, upper_first
+from ..templates import Template
+from .fields import Fields
+from .shapes import Kind, key_prefix
+from .values import n_items, plural, yaml_str
+
+__all__ = ["Indexes"]
+
+
+class Indexes(Fields):
+    # -- indexes and access patterns --
+
+    def index_templates(self, k: Kind) -> dict[str, tuple[str, str | None, int | None, str]]:
+        out: dict[str, tuple[str, str | None, int | None, str]] = {}
+        for index, (h, r) in self.info.indexes.items():
+            if index in self.inverted:
+                continue
+            rows = [
+                row
+                for row in k.rows
+                if row.text(h) is not None and (r is None or row.text(r) is not None)
+            ]
+            if not rows:
+                continue
+            if len(rows) < k.count:
+                k.notes.append(
+                    f"{index}: {h} on {len(rows)} of {k.count} items (a sparse index?); "
+                    "not declared, as Edgewise writes index keys on every save"
+                )
+                continue
+            self.shards = None
+            templates: list[str | None] = []
+            for attribute in (h, r):
+                if attribute is None:
+                    templates.append(None)
+                    continue
+                values = [row.text(attribute) or "" for row in rows]
+                prefix = ""
+                heads = {key_prefix(v, self.sep) for v in values}
+                if len(heads) == 1:
+                    prefix = heads.pop()
+                segments = [self.split(v, prefix) for v in values]
+                names = None
+                if len({len(s) for s in segments}) == 1:
+                    names = self.match(k, segments, k.values, set())
+                if names is None:
+                    k.notes.append(
+                        f"{index}: a part of {attribute} (e.g. {values[0]!r}) matches no "
+                        "attribute or key part; declare its template by hand"
+                    )
+                    break
+                templates.append(prefix + self.sep.join(names))
+            else:
+                pk_t, sk_t = templates
+                assert pk_t is not None
+                evidence = f"{h}{', ' + r if r else ''} on all {n_items(k.count)}"
+                if self.shards:
+                    evidence += f"; {{shard}} = crc32(id) mod {self.shards} fits every item"
+                out[index] = (pk_t, sk_t, self.shards, evidence)
+        return out
+
+    def index_lines(self, k: Kind, queries: list[str]) -> list[str]:
+        out = []
+        for index, (pk_t, sk_t, shards, evidence) in self.index_templates(k).items():
+            entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")
+            entry += f", shards: {shards}" if shards else ""
+            out.append(f"      {yaml_str(index)}: {{{entry}}}  # guess: {evidence}")
+            queries += self.query_for(k, index, pk_t, sk_t)
+        return out
+
+    def query_for(self, k: Kind, index: str, pk_t: str, sk_t: str | None) -> list[str]:
+        placeholders = [p for p in Template.compile(pk_t).placeholders if p != "shard"]
+        on = None
+        partition = pk_t
+        if len(placeholders) == 1:
+            target = self.ref_type_of(k, placeholders[0])
+            if target:
+                on = target
+                partition = pk_t.replace("{" + placeholders[0] + "}", "{id}")
+        return self.query_lines(k.name, on, index, partition, sk_t, k, placeholders)
+
+    def ref_type_of(self, k: Kind, name: str) -> str | None:
+        if k.parent is not None and name == k.link:
+            return k.parent.name
+        for _, declaration, _ in self.field_lines.get(k.name, []):
+            match = re.match(r"\{type: (\w+), ref: (\w+)\}", declaration)
+            if match and match.group(2) == name:
+                return match.group(1)
+        return None
+
+    def query_lines(
+        self,
+        result: str,
+        on: str | None,
+        index: str,
+        partition: str,
+        sort: str | None,
+        k: Kind,
+        placeholders: list[str],
+    ) -> list[str]:
+        base = plural(lower_first(result))
+        if on:
+            name = self.claim(on, base)
+            key = self.claim("Query", f"{name}Of{on}")
+        else:
+            by = placeholders or (
+                [p for p in Template.compile(sort).placeholders if p != "id"][:1] if sort else []
+            )
+            key = self.claim(
+                "Query", base + "By" + "And".join(upper_first(p) for p in by) if by else base
+            )
+        lines = [f"  {key}:  # guess: {result} items are written to {index} this way"]
+        if on:
+            lines += [f"    on: {on}", f"    field: {name}"]
+        lines += [
+            f"    type: {result}",
+            f"    index: {yaml_str(index)}",
+            f"    partition: {yaml_str(partition)}",
+        ]
+        if sort:
+            order, between = "asc", ""
+            enums_first = True
+            for p in Template.compile(sort).placeholders:
+                type_ = self.placeholder_type(k, p)
+                if type_ in self.enums and enums_first:
+                    continue
+                enums_first = False
+                if type_ in ("Date", "DateTime", "Int", "Float") and p != "id":
+                    between = ", between: [from, to]"
+                    order = "desc"
+                break
+            lines.append(f"    sort: {{template: {yaml_str(sort)}{between}}}")
+            if order == "desc":
+                lines.append("    order: desc  # guess: newest or largest first")
+        return lines

@@ -1,0 +1,164 @@
+"""Key templates of each kind: which placeholder each part of a key is."""
+
+from __future__ import annotations
+
+import zlib
+from decimal import Decimal, InvalidOperation
+
+from ..compile import lower_first
+from ..templates import Template
+from .shapes import Kind, Shapes
+from .values import MAX_SHARDS, gql_name, key_text, type_name
+
+__all__ = ["Keys"]
+
+
+class Keys(Shapes):
+    """Kinds with key templates: the whole reading of the sample."""
+
+    def read(self) -> list[Kind]:
+        """The sample's kinds, classified, named and given key templates."""
+        self.meta()
+        kinds = self.kinds()
+        self.classify(kinds)
+        for k in kinds:
+            if k.role in ("node", "child", "keyed", "edge"):
+                self.key_templates(k)
+        self.ids = {
+            k.name: {v["id"] for v in k.values} for k in kinds if k.role == "node" and k.values
+        }
+        self.type_names = {k.name for k in kinds if k.role in ("node", "child", "keyed")}
+        return kinds
+
+    def match(
+        self,
+        k: Kind,
+        segments: list[list[str]],
+        known: list[dict[str, str]],
+        used: set[str],
+        key: bool = False,
+    ) -> list[str] | None:
+        """Name each position of split keys: a known placeholder value, an attribute with the
+        same value on every item, a constant literal, or ``{shard}``; None if one is unknown."""
+        out: list[str] = []
+        positions = len(segments[0])
+        for i in range(positions):
+            column = [s[i] for s in segments]
+            last = i == positions - 1
+            name = self._known(column, known, used) or self._attribute(k, column, used)
+            if name:
+                used.add(name.split(":")[0])
+                out.append("{" + name + "}")
+                continue
+            if len(set(column)) == 1 and not (key and last and i > 0 and k.count > 1):
+                out.append(column[0])
+                continue
+            shards = None if key else self._shards(k, column)
+            if shards:
+                out.append("{shard}")
+                self.shards = shards
+                continue
+            if key and last and "id" not in used:  # a key's last part is the item's own id
+                out.append("{id}")
+                continue
+            return None
+        return out
+
+    @staticmethod
+    def _known(column: list[str], known: list[dict[str, str]], used: set[str]) -> str | None:
+        for name in known[0]:
+            if name not in used and all(
+                kv.get(name) == c for kv, c in zip(known, column, strict=True)
+            ):
+                return name
+        return None
+
+    def _attribute(self, k: Kind, column: list[str], used: set[str]) -> str | None:
+        for attribute in self.field_attributes(k):
+            name = gql_name(attribute)
+            if name in used:
+                continue
+            values = [r.attrs.get(attribute) for r in k.rows]
+            if not all(values):
+                continue
+            if all(
+                v is not None and key_text(*v) == c for v, c in zip(values, column, strict=True)
+            ):
+                return name
+            widths = {len(c) for c in column}
+            if (
+                all(v is not None and v[0] == "N" for v in values)
+                and len(widths) == 1
+                and any(c.startswith("0") and len(c) > 1 for c in column)
+            ):
+                try:
+                    equal = all(
+                        v is not None and Decimal(c) == v[1]
+                        for v, c in zip(values, column, strict=True)
+                    )
+                except InvalidOperation:
+                    equal = False
+                if equal:
+                    return f"{name}:0{widths.pop()}d"
+        return None
+
+    def _shards(self, k: Kind, column: list[str]) -> int | None:
+        if not all(c.isdigit() for c in column) or k.role == "edge":
+            return None
+        numbers = [int(c) for c in column]
+        ids = [v.get("id") for v in k.values]
+        if not ids or not all(ids) or max(numbers) >= MAX_SHARDS:
+            return None
+        crcs = [zlib.crc32(str(i).encode()) for i in ids]
+        for n in range(max(numbers) + 1, MAX_SHARDS + 1):
+            if all(crc % n == v for crc, v in zip(crcs, numbers, strict=True)):
+                return n
+        return None
+
+    def split(self, key: str, prefix: str) -> list[str]:
+        rest = key[len(prefix) :]
+        return rest.split(self.sep) if rest else [""]
+
+    def key_templates(self, k: Kind) -> None:
+        if k.role == "node":
+            k.pk_template = k.sk_template = f"{k.pk_prefix}{{id}}"
+            k.values = [{"id": r.pk[len(k.pk_prefix) :]} for r in k.rows]
+            return
+        if k.role == "edge":
+            assert k.source is not None and k.target is not None
+            k.values = [
+                {
+                    "from": r.pk[len(k.source.pk_prefix) :],
+                    "to": r.sk[len(k.target.pk_prefix) :],
+                }
+                for r in k.rows
+            ]
+            return
+        pk_rest = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+        if k.parent is not None:
+            fallback = lower_first(k.parent.name) + "Id"
+        else:
+            fallback = lower_first(type_name(k.pk_prefix.rstrip(self.sep) or "partition")) + "Id"
+        link = self._attribute(k, pk_rest, set())
+        link = link if link and ":" not in link and link != "id" else fallback
+        k.link = link
+        k.pk_template = f"{k.pk_prefix}{{{link}}}"
+        segments = [self.split(r.sk, k.sk_prefix) for r in k.rows]
+        known = [{link: p} for p in pk_rest]
+        names: list[str] | None = None
+        if len({len(s) for s in segments}) == 1:
+            names = self.match(k, segments, [{} for _ in k.rows], {link}, key=True)
+            if names is not None and not any(n.startswith("{") for n in names):
+                names = None
+        if names is None or any(n == "{shard}" for n in names):
+            rest = [r.sk[len(k.sk_prefix) :] for r in k.rows]
+            single = self._attribute(k, rest, {link}) or "id"
+            names = ["{" + single + "}"]
+        if not any(n.startswith("{") for n in names[-1:]):
+            names[-1] = "{id}"
+        k.sk_template = k.sk_prefix + self.sep.join(names)
+        sk = Template.compile(k.sk_template)
+        k.values = []
+        for r, kv in zip(k.rows, known, strict=True):
+            parsed = sk.parse(r.sk) or {}
+            k.values.append({**kv, **parsed})
