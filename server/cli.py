@@ -492,7 +492,9 @@ def _infer(args: argparse.Namespace) -> None:
             described = await describe(table)
             total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate
             with tqdm(total=total, unit="items", desc="sampling", file=sys.stderr) as bar:
-                got = await sample(table, args.sample, progress=bar.update)
+                got = await sample(
+                    table, args.sample, described.get("ItemCount"), progress=bar.update
+                )
                 bar.total = bar.n  # the true count once read
                 return described, got
 

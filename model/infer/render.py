@@ -17,6 +17,8 @@ from .values import field_decl, first_placeholder, gql_name, n_items, plural, ya
 
 __all__ = ["Renderer", "infer"]
 
+RARE = 3  # a kind of fewer sampled items is named in the header as too rare to trust
+
 
 class Renderer(Indexes):
     """The reading rendered as a commented model file."""
@@ -58,7 +60,7 @@ class Renderer(Indexes):
         total = self.info.item_count
         scope = f"about {total} items" if total else "an unknown number of items"
         lines = [
-            f"# Drafted by `edgewise infer` from {n_items(len(self.rows))} sampled of table "
+            f"# Drafted by `edgewise infer` from {n_items(self.read_count)} read of table "
             f"{self.info.name!r} ({scope}"
             + ("; the whole table)" if self.complete else "; a sample)")
             + ".",
@@ -70,6 +72,10 @@ class Renderer(Indexes):
                 "# Types, edges and values that no sampled item shows are missing: "
                 "sample more with --sample N."
             )
+            rare = [k for k in kinds if k.count < RARE]
+            if rare:
+                seen = ", ".join(f"{k.shape()} ({n_items(k.count)})" for k in rare)
+                lines.append(f"# Seen too rarely to trust (under {RARE} items each): {seen}.")
         lines += [f"# note: {n}" for n in self.notes]
         return "\n".join(lines) + "\n"
 

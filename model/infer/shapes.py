@@ -105,6 +105,7 @@ class Shapes:
         self.field_lines: dict[str, list[tuple[str, str, str]]] = {}
         self.shards: int | None = None  # the shard count the last index template matched
         self.rows: list[Row] = []
+        self.read_count = len(raw)
         skipped = 0
         for item in raw:
             pk, sk = item.get(info.pk, {}).get("S"), item.get(info.sk, {}).get("S")
