@@ -66,6 +66,8 @@ class Fields(Keys):
             numbers = [Decimal(x) for v in values for x in v[1]]
             whole = all(x == x.to_integral_value() for x in numbers)
             return f"[{'Int' if whole else 'Float'}!]" + bang, f"{presence}, number sets"
+        if kind == "L" and all(e.keys() == {"S"} for v in values for e in v[1]):
+            return "[String!]" + bang, f"{presence}, lists of strings"
         return "JSON" + bang, f"{presence}, {'lists' if kind == 'L' else 'maps'}: JSON"
 
     def enum(self, name: str, values: list[str]) -> str:
@@ -100,6 +102,9 @@ class Fields(Keys):
                 continue
             graphql, evidence = typed
             target = self.ref_target(k, attribute, name)
+            if graphql.startswith("[String!]"):
+                evidence += self.list_ref_hint(k, attribute, name)
+                target = None
             name = self.claim(k.name, name) if name not in key_names else name
             if name == k.link and k.parent is not None:
                 graphql = "ID!"
@@ -147,3 +152,19 @@ class Fields(Keys):
                 match = re.search(r"(?:type: )?\"?\[?([A-Za-z]+)", declaration)
                 return match.group(1) if match else ""
         return "ID" if name == "id" else "String"
+
+    def list_ref_hint(self, k: Kind, attribute: str, name: str) -> str:
+        """Evidence that a list's elements are ids of a type: a ref over the list, once the
+        format has it."""
+        elements = {
+            str(e["S"] if isinstance(e, dict) else e)
+            for r in k.rows
+            for e in r.attrs.get(attribute, ("", []))[1]
+        }
+        for type_, ids in self.ids.items():
+            if elements and elements <= ids:
+                return (
+                    f"; every element is the id of a sampled {type_} item: declare "
+                    f'`{{type: "[{type_}!]!", ref: {name}}}` once refs over lists are supported'
+                )
+        return ""

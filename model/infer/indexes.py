@@ -7,6 +7,7 @@ import re
 from ..compile import lower_first, upper_first
 from ..templates import Template
 from .fields import Fields
+from .libraries import ELECTRODB, electro_template
 from .shapes import Kind, key_prefix
 from .values import n_items, plural, yaml_str
 
@@ -41,6 +42,11 @@ class Indexes(Fields):
                     templates.append(None)
                     continue
                 values = [row.text(attribute) or "" for row in rows]
+                if self.library is not None and self.library.name == ELECTRODB:
+                    electro = electro_template(values, rows, k.tag or "")
+                    if electro is not None:
+                        templates.append(electro)
+                        continue
                 prefix = ""
                 heads = {key_prefix(v, self.sep) for v in values}
                 if len(heads) == 1:
@@ -72,6 +78,12 @@ class Indexes(Fields):
             entry += f", shards: {shards}" if shards else ""
             out.append(f"      {yaml_str(index)}: {{{entry}}}  # guess: {evidence}")
             queries += self.query_for(k, index, pk_t, sk_t)
+        if self.between_partitions(k, self.all_kinds):
+            for index in self.inverted:  # the reverse lookup: cs#201's students
+                partition = Template.compile(k.sk_template).placeholders
+                queries += self.query_lines(
+                    k.name, None, index, k.sk_template, k.pk_template, k, list(partition)
+                )
         return out
 
     def query_for(self, k: Kind, index: str, pk_t: str, sk_t: str | None) -> list[str]:

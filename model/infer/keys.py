@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from ..compile import lower_first
 from ..templates import Template
+from .libraries import ELECTRODB, electro_template
 from .shapes import Kind, Shapes
 from .values import MAX_SHARDS, gql_name, key_text, type_name
 
@@ -21,6 +22,7 @@ class Keys(Shapes):
         self.meta()
         kinds = self.kinds()
         self.classify(kinds)
+        self.all_kinds = kinds
         for k in kinds:
             if k.role in ("node", "child", "keyed", "edge"):
                 self.key_templates(k)
@@ -59,7 +61,7 @@ class Keys(Shapes):
                 self.shards = shards
                 continue
             if key and last and "id" not in used:  # a key's last part is the item's own id
-                out.append("{id}")
+                out.append("{" + self.fallback_id(k) + "}")
                 continue
             return None
         return out
@@ -134,6 +136,8 @@ class Keys(Shapes):
                 for r in k.rows
             ]
             return
+        if self.electro_templates(k):
+            return
         pk_rest = [r.pk[len(k.pk_prefix) :] for r in k.rows]
         if k.parent is not None:
             fallback = lower_first(k.parent.name) + "Id"
@@ -152,13 +156,35 @@ class Keys(Shapes):
                 names = None
         if names is None or any(n == "{shard}" for n in names):
             rest = [r.sk[len(k.sk_prefix) :] for r in k.rows]
-            single = self._attribute(k, rest, {link}) or "id"
+            single = self._attribute(k, rest, {link}) or self.fallback_id(k)
             names = ["{" + single + "}"]
         if not any(n.startswith("{") for n in names[-1:]):
-            names[-1] = "{id}"
+            names[-1] = "{" + self.fallback_id(k) + "}"
         k.sk_template = k.sk_prefix + self.sep.join(names)
         sk = Template.compile(k.sk_template)
         k.values = []
         for r, kv in zip(k.rows, known, strict=True):
             parsed = sk.parse(r.sk) or {}
             k.values.append({**kv, **parsed})
+
+    def electro_templates(self, k: Kind) -> bool:
+        """ElectroDB's keys: each ``#name_value`` segment a placeholder (see ``libraries``)."""
+        if self.library is None or self.library.name != ELECTRODB:
+            return False
+        pk = electro_template([r.pk for r in k.rows], k.rows, k.tag or "")
+        sk = electro_template([r.sk for r in k.rows], k.rows, k.tag or "")
+        if pk is None or sk is None:
+            return False
+        k.pk_template, k.sk_template = pk, sk
+        pk_t, sk_t = Template.compile(pk), Template.compile(sk)
+        k.values = [{**(pk_t.parse(r.pk) or {}), **(sk_t.parse(r.sk) or {})} for r in k.rows]
+        names = pk_t.placeholders
+        k.link = names[0] if names else ""
+        return True
+
+    def fallback_id(self, k: Kind) -> str:
+        """The sort key's placeholder when no attribute holds its value: ``id``, or the key
+        prefix's name for a keyed kind between two partitions (``cs#{csId}``)."""
+        if self.between_partitions(k, self.all_kinds):
+            return lower_first(type_name(k.sk_prefix.rstrip(self.sep))) + "Id"
+        return "id"

@@ -11,6 +11,7 @@ from ..compile import lower_first
 from ..load import ModelError, parse_model
 from ..templates import Template
 from .indexes import Indexes
+from .libraries import TOOLBOX
 from .shapes import Kind
 from .table import Draft, InferError, TableInfo
 from .values import field_decl, first_placeholder, gql_name, n_items, plural, yaml_str
@@ -56,6 +57,58 @@ class Renderer(Indexes):
             ) from None
         return Draft(text, tuple(self.notes))
 
+    def implicit_lines(self, k: Kind, kinds: list[Kind]) -> list[str]:
+        """Comments on a keyed kind whose partition is never an item of its own."""
+        ends = [f'"{k.pk_prefix}…"']
+        if self.between_partitions(k, kinds):
+            ends.append(f'"{k.sk_prefix}…"')
+        keys = " and ".join(ends)
+        lines = [
+            f"    # implicit type: {keys} keys appear only inside other items' keys "
+            f"({n_items(k.count)}); declare {'them' if len(ends) > 1 else 'it'} with "
+            "`implicit: true` once supported, and this becomes "
+            + ("an edge between them" if len(ends) > 1 else "its child")
+        ]
+        if not self.complete:
+            lines.append(
+                f'    # no item has pk = sk = "{k.pk_prefix}…": if that is a type, the sample '
+                "may be too small to see it (sample more), and this becomes its child"
+            )
+        return lines
+
+    def library_lines(self, kinds: list[Kind]) -> list[str]:
+        """The header's word on the library that wrote the table, and on lower-cased keys."""
+        if self.library is None:
+            return []
+        entities = ", ".join(k.tag or k.name for k in kinds if k.tag)
+        article = "An" if self.library.name[0] in "AEIOU" else "A"
+        lines = [
+            f"# {article} {self.library.name} table ({self.library.evidence}): its entities "
+            f"({entities}) are the types below, {self.library.type_attribute} their type attribute."
+        ]
+        lowered = self.lowered_keys(kinds)
+        if lowered:
+            lines.append(
+                f"# Keys hold lower-cased values ({lowered}): declare `keyCasing: lower` once "
+                "supported; until then pass key values lower-cased to lookups."
+            )
+        if self.library.name == TOOLBOX:
+            lines.append(
+                "# _ct/_md are dynamodb-toolbox's created/modified stamps: declare "
+                "`timestamps: {created: _ct, modified: _md}` once supported."
+            )
+        return lines
+
+    def lowered_keys(self, kinds: list[Kind]) -> str:
+        """An example of a key value that is its attribute's value lower-cased, or ''."""
+        for k in kinds:
+            for r, values in zip(k.rows, k.values, strict=False):
+                for name, value in values.items():
+                    stored = r.text(name)
+                    if stored is not None and stored != value and stored.lower() == value:
+                        return f"{value!r} for {name} {stored!r}"
+        return ""
+
     def header(self, kinds: list[Kind]) -> str:
         total = self.info.item_count
         scope = f"about {total} items" if total else "an unknown number of items"
@@ -67,6 +120,7 @@ class Renderer(Indexes):
             "# Every guess carries a comment with its evidence. Edit the names, then run",
             "# `edgewise check-model FILE` and `edgewise serve --model FILE`.",
         ]
+        lines += self.library_lines(kinds)
         if not self.complete:
             lines.append(
                 "# Types, edges and values that no sampled item shows are missing: "
@@ -167,11 +221,8 @@ class Renderer(Indexes):
             "keyed": "a keyed node (no parent node item seen)",
         }[k.role]
         out.append(f"  {k.name}:  # {what}: {evidence}")
-        if k.role == "keyed" and k.pk_prefix:
-            out.append(
-                f'    # no item has pk = sk = "{k.pk_prefix}…": if that is a type, the sample '
-                "may be too small to see it (sample more), and this becomes its child"
-            )
+        if k.role == "keyed" and k.pk_prefix and self.library is None:
+            out += self.implicit_lines(k, kinds)
         for note in k.notes:
             out.append(f"    # {note}")
         if k.role == "node":

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .libraries import ELECTRODB, TYPE_ATTRIBUTES, electro_prefix, library_of
 from .table import InferError, TableInfo
 from .values import (
     DATETIME,
@@ -118,6 +119,7 @@ class Shapes:
         if skipped:
             self.notes.append(f"{skipped} sampled items without string keys were skipped")
         self.sep = separator_of(self.rows)
+        self.library = library_of(self.rows)
         self.index_attrs = {a for keys in info.indexes.values() for a in keys if a}
         self.inverted = [
             name for name, (h, r) in info.indexes.items() if h == info.sk and r == info.pk
@@ -128,14 +130,24 @@ class Shapes:
     def shapes(self) -> dict[tuple[str, str, bool], list[Row]]:
         out: dict[tuple[str, str, bool], list[Row]] = {}
         for r in self.rows:
-            key = (key_prefix(r.pk, self.sep), key_prefix(r.sk, self.sep), r.pk == r.sk)
+            key = (self.prefix(r.pk), self.prefix(r.sk), r.pk == r.sk)
             out.setdefault(key, []).append(r)
         return out
+
+    def prefix(self, key: str) -> str:
+        """The literal prefix items are grouped by (``ORDER#``, ElectroDB's ``$app#employee_``)."""
+        if self.library is not None and self.library.name == ELECTRODB and key.startswith("$"):
+            return electro_prefix(key)
+        return key_prefix(key, self.sep)
 
     def type_attributes(
         self, shapes: dict[tuple[str, str, bool], list[Row]]
     ) -> tuple[str | None, str | None, str]:
         """(type attribute, label attribute, evidence)."""
+        if self.library is not None:
+            name = self.library.type_attribute
+            values = {r.attrs[name][1] for r in self.rows if r.attrs.get(name, ("",))[0] == "S"}
+            return name, None, f"{self.library.name}'s entity attribute ({len(values)} values)"
         node_prefixes = {p for (p, _, same) in shapes if same and p}
         names = {a for r in self.rows for a in r.attrs} - self.index_attrs
         found: list[tuple[int, str, set[tuple[str, str, bool]]]] = []
@@ -160,7 +172,8 @@ class Shapes:
                 found.append((covered, attribute, groups))
         if not found:
             return None, None, ""
-        found.sort(key=lambda f: (-f[0], f[1]))
+        known = {name: n for n, name in enumerate(TYPE_ATTRIBUTES)}  # the libraries' names first
+        found.sort(key=lambda f: (known.get(f[1], len(known)), -f[0], f[1]))
         covered, type_attribute, groups = found[0]
         label = None
         for _, attribute, other in found[1:]:
@@ -186,7 +199,7 @@ class Shapes:
                 if attribute and attribute in r.attrs and r.attrs[attribute][0] == "S":
                     tag = str(r.attrs[attribute][1])
                     break
-            key = (tag, key_prefix(r.pk, self.sep), key_prefix(r.sk, self.sep), r.pk == r.sk)
+            key = (tag, self.prefix(r.pk), self.prefix(r.sk), r.pk == r.sk)
             kinds.setdefault(key, Kind(*key, rows=[])).rows.append(r)
         return sorted(kinds.values(), key=lambda k: (not k.same, -k.count))
 
@@ -284,6 +297,8 @@ class Shapes:
                     base = label_name(f"{src}_TO_{dst}")
             elif k.tag:
                 base = type_name(k.tag)
+            elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
+                base = type_name(k.pk_prefix.rstrip(self.sep)) + type_name(k.sk_prefix)
             else:
                 prefix = (k.sk_prefix if k.role != "node" else k.pk_prefix).rstrip(self.sep)
                 base = type_name(prefix or "Item")
@@ -293,12 +308,22 @@ class Shapes:
             taken.add(name)
             k.name = name
 
+    def between_partitions(self, k: Kind, kinds: list[Kind]) -> bool:
+        """A keyed kind whose pk and sk prefixes are both never an item's own key (pk = sk): its
+        items relate two things that exist only as key values, as seed 002's enrolments."""
+        if k.role != "keyed" or not k.pk_prefix or not k.sk_prefix or k.tag:
+            return False
+        own = {c.pk_prefix for c in kinds if c.same}
+        return k.pk_prefix not in own and k.sk_prefix not in own
+
     # -- fields --
 
     def field_attributes(self, k: Kind) -> list[str]:
         skip = {self.type_attribute, self.label_attribute, self.version, "id"} | self.index_attrs
         if self.timestamps:
             skip |= set(STAMPS)
+        if self.library is not None:
+            skip |= set(self.library.metadata)
         names = Counter(a for r in k.rows for a in r.attrs)
         return [a for a in names if a not in skip and not a.startswith("n_")]
 

@@ -36,7 +36,7 @@ __all__ = [
     "yaml_str",
 ]
 
-SEPARATORS = ("#", "|", "/", ":")
+SEPARATORS = ("#", "|", "/", ":", "-", "_")
 WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")

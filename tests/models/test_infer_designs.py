@@ -1,0 +1,214 @@
+"""Round trips of tables as teams have them: each written with boto3 in its own style, drafted by
+`edgewise infer`, checked by `edgewise check-model`, served in-process, and every declared type
+answered by `node(id:)` for an item found by a brute force over the items."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from graph.embedded import EmbeddedDynamoDB
+from model import load_model
+from tests.models.team_tables import Index, draft, lookups, served_nodes, write_table
+
+
+def _invoices() -> list[dict[str, Any]]:
+    items = []
+    contacts = ["Maria Anders", "Ana Trujillo", "Thomas Hardy"]
+    for n in range(6):
+        inv = f"Invoice-{92551 + n}"
+        items.append(
+            {"PK": inv, "SK": inv, "Date": f"2026-01-{n + 10}", "Amount": Decimal(100 + n)}
+        )
+        items.append(
+            {
+                "PK": inv,
+                "SK": f"Contact-{contacts[n % 3]}",
+                "contactName": contacts[n % 3],
+                "phone": "030-0074321",
+            }
+        )
+    for b in range(4):
+        bill = f"Bill-{4224663 + b}"
+        items.append(
+            {"PK": bill, "SK": bill, "Status": "PAID" if b % 2 else "DUE", "Due": "2026-02-01"}
+        )
+        items.append({"PK": f"Invoice-{92551 + b}", "SK": bill, "BillAmount": Decimal(10 + b)})
+        items.append({"PK": f"Invoice-{92552 + b}", "SK": bill, "BillAmount": Decimal(20 + b)})
+    return items
+
+
+def _electrodb() -> list[dict[str, Any]]:
+    items = []
+    for e in ["JLowe", "tyler", "Ann Marie"]:
+        items.append(
+            {
+                "pk": f"$taskapp#employee_{e.lower()}",
+                "sk": "$employee_1",
+                "employee": e,
+                "firstName": e.split()[0],
+                "office": "gw zoo",
+                "gsi1pk": "$taskapp#office_gw zoo",
+                "gsi1sk": f"$workplaces#employee_1#employee_{e.lower()}",
+                "__edb_e__": "employee",
+                "__edb_v__": "1",
+            }
+        )
+    for t, p, e in [
+        ("t1", "p1", "jlowe"),
+        ("t2", "p1", "tyler"),
+        ("t3", "p2", "jlowe"),
+        ("t4", "p2", "tyler"),
+    ]:
+        items.append(
+            {
+                "pk": f"$taskapp#task_{t}",
+                "sk": f"$task_1#project_{p}",
+                "task": t,
+                "project": p,
+                "employee": e,
+                "points": Decimal(3),
+                "gsi1pk": f"$taskapp#project_{p}",
+                "gsi1sk": f"$task_1#task_{t}",
+                "__edb_e__": "task",
+                "__edb_v__": "1",
+            }
+        )
+    items.append(
+        {
+            "pk": "$taskapp#country_usa#state_wa",
+            "sk": "$office_1#city_seattle#zip_98101#office_gw zoo",
+            "country": "USA",
+            "state": "WA",
+            "city": "Seattle",
+            "zip": "98101",
+            "office": "gw zoo",
+            "gsi1pk": "$taskapp#office_gw zoo",
+            "gsi1sk": "$workplaces#office_1",
+            "__edb_e__": "office",
+            "__edb_v__": "1",
+        }
+    )
+    return items
+
+
+def _toolbox() -> list[dict[str, Any]]:
+    items = []
+    for c in ["c1", "c2", "c3"]:
+        items.append(
+            {
+                "pk": f"CUSTOMER#{c}",
+                "sk": f"CUSTOMER#{c}",
+                "_et": "Customer",
+                "_ct": "2026-01-01T00:00:00.000Z",
+                "_md": "2026-01-02T00:00:00.000Z",
+                "name": c.upper(),
+            }
+        )
+    for p in ["p1", "p2"]:
+        items.append(
+            {
+                "pk": f"PRODUCT#{p}",
+                "sk": f"PRODUCT#{p}",
+                "_et": "Product",
+                "_ct": "2026-01-01T00:00:00.000Z",
+                "_md": "2026-01-02T00:00:00.000Z",
+                "title": f"Widget {p}",
+            }
+        )
+    for i, c in enumerate(["c1", "c1", "c2"]):
+        items.append(
+            {
+                "pk": f"CUSTOMER#{c}",
+                "sk": f"ORDER#o{i}",
+                "_et": "Order",
+                "_ct": "2026-01-01T00:00:00.000Z",
+                "_md": "2026-01-02T00:00:00.000Z",
+                "productIds": ["p1", "p2"][: i + 1],
+                "customerId": c,
+            }
+        )
+    return items
+
+
+def _students() -> list[dict[str, Any]]:
+    return [
+        {"studentID": f"stu#{s}", "courseID": f"cs#{c}", "grade": "A"}
+        for s, c in [(101, 201), (101, 202), (102, 201), (103, 203), (102, 203)]
+    ]
+
+
+def _round_trip(
+    dynamodb: EmbeddedDynamoDB,
+    tmp_path: Path,
+    name: str,
+    items: list[dict[str, Any]],
+    keys: tuple[str, str] = ("PK", "SK"),
+    indexes: tuple[Index, ...] = (),
+) -> tuple[str, set[str], dict[str, Any]]:
+    """The draft's text, its type names, and each type's node(id:) answer."""
+    dynamodb.reset()
+    write_table(dynamodb.url, name, items, keys, indexes)
+    path, text = draft(dynamodb, name, tmp_path)
+    model = load_model(str(path))
+    ids = lookups(model, items)
+    assert set(ids) == set(model.types), "a declared type fits no item"
+    answers = asyncio.run(served_nodes(dynamodb, path, name, ids))
+    for type_name, (global_id, _) in ids.items():
+        assert answers[type_name] == {"__typename": type_name, "id": global_id}, answers
+    return text, set(model.types), answers
+
+
+def test_keys_separated_by_dashes_with_spaces_in_ids(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "invoices", _invoices())
+    assert types == {"Invoice", "Bill", "Contact"}  # 3 of 3, and the edge
+    assert 'key: {pk: "Invoice-{invoiceId}", sk: "Contact-{contactName}"}' in text
+    assert "from: Invoice" in text and "to: Bill" in text
+
+
+def test_an_electrodb_table_is_drafted_in_its_own_terms(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "tasks", _electrodb(), ("pk", "sk"), (("gsi1", "gsi1pk", "gsi1sk"),)
+    )
+    assert types == {"Employee", "Task", "Office"}  # 3 of 3
+    assert "# An ElectroDB table (__edb_e__ and __edb_v__ on 8 of 8 items)" in text
+    assert 'key: {pk: "$taskapp#employee_{employee}", sk: "$employee_1"}' in text
+    assert 'gsi1: {pk: "$taskapp#project_{project}", sk: "$task_1#task_{task}"}' in text
+    assert "declare `keyCasing: lower` once supported" in text
+    assert "edbV" not in text
+
+
+def test_a_dynamodb_toolbox_table_is_drafted_in_its_own_terms(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "toolbox", _toolbox(), ("pk", "sk"))
+    assert types == {"Customer", "Product", "Order"}  # 3 of 3
+    assert "# A dynamodb-toolbox table (_et, _ct, _md on 8 of 8 items)" in text
+    assert "typeAttribute: _et" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("productIds:"))
+    assert line.strip().startswith('productIds: "[String!]!"')
+    assert 'declare `{type: "[Product!]!", ref: productIds}`' in line
+
+
+def test_a_table_of_only_edge_items_with_its_reverse_lookup(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(
+        dynamodb,
+        tmp_path,
+        "courses",
+        _students(),
+        ("studentID", "courseID"),
+        (("reverse", "courseID", "studentID"),),
+    )
+    # Student and Course exist only as key values: one keyed type until `implicit` exists
+    assert types == {"StuCs"}
+    assert 'key: {pk: "stu#{stuId}", sk: "cs#{csId}"}' in text
+    assert '"stu#…" and "cs#…" keys appear only inside other items\' keys' in text
+    assert "index: reverse" in text and 'partition: "cs#{csId}"' in text
