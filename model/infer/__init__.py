@@ -9,5 +9,6 @@ keyed node, edge, uniqueness claim) and given key templates. Rendering (``fields
 
 from .render import infer
 from .table import Draft, InferError, TableInfo, table_info
+from .workbench import import_workbench
 
-__all__ = ["Draft", "InferError", "TableInfo", "infer", "table_info"]
+__all__ = ["Draft", "InferError", "TableInfo", "import_workbench", "infer", "table_info"]

@@ -19,8 +19,15 @@ __all__ = ["Fields"]
 class Fields(Keys):
     """Field declarations of each kind: GraphQL types, refs and enums, each with its evidence."""
 
-    def __init__(self, info: TableInfo, raw: Sequence[Mapping[str, Any]], complete: bool) -> None:
-        super().__init__(info, raw, complete)
+    def __init__(
+        self,
+        info: TableInfo,
+        raw: Sequence[Mapping[str, Any]],
+        complete: bool,
+        facets: Sequence[str | None] | None = None,
+        origin: str = "",
+    ) -> None:
+        super().__init__(info, raw, complete, facets, origin)
         self.enums: dict[str, list[str]] = {}
         self.enum_evidence: dict[str, str] = {}
         self.claimed: dict[str, set[str]] = {}

@@ -112,11 +112,14 @@ class Renderer(Indexes):
     def header(self, kinds: list[Kind]) -> str:
         total = self.info.item_count
         scope = f"about {total} items" if total else "an unknown number of items"
-        lines = [
+        first = self.origin or (
             f"# Drafted by `edgewise infer` from {n_items(self.read_count)} read of table "
             f"{self.info.name!r} ({scope}"
             + ("; the whole table)" if self.complete else "; a sample)")
-            + ".",
+            + "."
+        )
+        lines = [
+            first,
             "# Every guess carries a comment with its evidence. Edit the names, then run",
             "# `edgewise check-model FILE` and `edgewise serve --model FILE`.",
         ]
@@ -212,7 +215,7 @@ class Renderer(Indexes):
         out: list[str] = []
         evidence = f"{n_items(k.count)}, {k.shape()}"
         if k.tag:
-            evidence += f", {self.type_attribute} = {k.tag}"
+            evidence += f", facet {k.tag}" if self.faceted else f", {self.type_attribute} = {k.tag}"
         if k.count == 1:
             evidence += "; one item only: a thin guess"
         what = {
@@ -229,7 +232,7 @@ class Renderer(Indexes):
             out.append(f"    key: {yaml_str(k.pk_template)}")
         else:
             out.append(f"    key: {{pk: {yaml_str(k.pk_template)}, sk: {yaml_str(k.sk_template)}}}")
-        if k.tag and k.tag != k.name:
+        if k.tag and k.tag != k.name and self.type_attribute:
             out.append(f"    typeValue: {yaml_str(k.tag)}")
         if k.role == "child" and k.parent is not None:
             parent = k.parent
@@ -376,7 +379,15 @@ class Renderer(Indexes):
         return out
 
 
-def infer(info: TableInfo, items: Sequence[Mapping[str, Any]], complete: bool = False) -> Draft:
+def infer(
+    info: TableInfo,
+    items: Sequence[Mapping[str, Any]],
+    complete: bool = False,
+    facets: Sequence[str | None] | None = None,
+    origin: str = "",
+) -> Draft:
     """Draft a model from DescribeTable's :class:`TableInfo` and sampled items (DynamoDB JSON).
-    ``complete`` says the sample is the whole table. Raises :class:`InferError`."""
-    return Renderer(info, items, complete).run()
+    ``complete`` says the sample is the whole table. ``facets`` (one per item) groups items
+    by a name known beforehand (NoSQL Workbench's facets) instead of a type attribute;
+    ``origin`` replaces the header's first line. Raises :class:`InferError`."""
+    return Renderer(info, items, complete, facets, origin).run()

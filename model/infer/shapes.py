@@ -78,9 +78,18 @@ class Kind:
 class Shapes:
     """Items grouped into key shapes and kinds, each kind classified and named (no text yet)."""
 
-    def __init__(self, info: TableInfo, raw: Sequence[Mapping[str, Any]], complete: bool) -> None:
+    def __init__(
+        self,
+        info: TableInfo,
+        raw: Sequence[Mapping[str, Any]],
+        complete: bool,
+        facets: Sequence[str | None] | None = None,
+        origin: str = "",
+    ) -> None:
         self.info = info
         self.complete = complete
+        self.faceted = facets is not None  # rows named by their facets, not a type attribute
+        self.origin = origin  # the header's first line, when not a sample of a live table
         self.notes: list[str] = []
         if info.sk is None:
             raise InferError(
@@ -108,14 +117,14 @@ class Shapes:
         self.rows: list[Row] = []
         self.read_count = len(raw)
         skipped = 0
-        for item in raw:
+        for n, item in enumerate(raw):
             pk, sk = item.get(info.pk, {}).get("S"), item.get(info.sk, {}).get("S")
             if pk is None or sk is None:
                 skipped += 1
                 continue
             attrs = {k: attribute_value(v) for k, v in item.items() if k not in (info.pk, info.sk)}
             attrs = {k: v for k, v in attrs.items() if v[0] != "NULL"}
-            self.rows.append(Row(pk, sk, attrs))
+            self.rows.append(Row(pk, sk, attrs, facets[n] if facets is not None else None))
         if skipped:
             self.notes.append(f"{skipped} sampled items without string keys were skipped")
         self.sep = separator_of(self.rows)
@@ -191,10 +200,12 @@ class Shapes:
 
     def kinds(self) -> list[Kind]:
         shapes = self.shapes()
-        self.type_attribute, self.label_attribute, self.type_evidence = self.type_attributes(shapes)
+        self.type_attribute, self.label_attribute, self.type_evidence = (
+            (None, None, "") if self.faceted else self.type_attributes(shapes)
+        )
         kinds: dict[tuple[str | None, str, str, bool], Kind] = {}
         for r in self.rows:
-            tag = None
+            tag = r.facet
             for attribute in (self.type_attribute, self.label_attribute):
                 if attribute and attribute in r.attrs and r.attrs[attribute][0] == "S":
                     tag = str(r.attrs[attribute][1])
@@ -216,7 +227,12 @@ class Shapes:
                 continue
             parent = nodes.get(k.pk_prefix) if k.pk_prefix else None
             target = nodes.get(k.sk_prefix) if k.sk_prefix else None
-            typed = k.tag is not None and not UPPER.match(k.tag) and k.tag != self._label_of(k)
+            typed = (
+                k.tag is not None
+                and not self.faceted  # a facet's name says nothing of edges
+                and not UPPER.match(k.tag)
+                and k.tag != self._label_of(k)
+            )
             if parent is not None and target is not None and not typed:
                 k.role, k.source, k.target = "edge", parent, target
             elif parent is not None:

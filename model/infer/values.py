@@ -72,6 +72,7 @@ class Row:
     pk: str
     sk: str
     attrs: dict[str, tuple[str, Any]]
+    facet: str | None = None  # the NoSQL Workbench facet the row is a sample of
 
     def text(self, attribute: str) -> str | None:
         found = self.attrs.get(attribute)
