@@ -100,10 +100,14 @@ class Shapes:
             kind = info.key_types.get(attribute, "S")
             if kind != "S":
                 word = {"N": "a number (N)", "B": "binary (B)"}.get(kind, kind)
+                seen = [str(next(iter(i[attribute].values()))) for i in raw[:3] if attribute in i]
+                example = f" (sampled: {', '.join(seen)})" if seen else ""
                 raise InferError(
-                    f"the key attribute {attribute!r} of table {info.name!r} is {word}: Edgewise "
-                    "keys are strings built from templates such as 'ORDER#{id}', so this table "
-                    "cannot be drafted; write the model by hand if another table holds the graph"
+                    f"the key attribute {attribute!r} of table {info.name!r} is {word}{example}: "
+                    "Edgewise keys are strings built from templates such as 'ORDER#{id}', so this "
+                    "table cannot be drafted yet; a template over an N or B key is one bare "
+                    f"placeholder once the format can declare `{{name: {attribute}, type: {kind}}}`"
+                    " keys"
                 )
         if not raw:
             raise InferError(

@@ -310,8 +310,10 @@ def test_numeric_parts_of_sort_keys_and_composite_keys() -> None:
 @pytest.mark.parametrize("kind", ["N", "B"])
 def test_keys_that_are_not_strings_are_a_clear_error(kind: str) -> None:
     info = TableInfo("t", "PK", "SK", {"PK": "S", "SK": kind}, {})
-    with pytest.raises(InferError, match=r"keys are strings built from templates"):
+    with pytest.raises(InferError, match=r"keys are strings built from templates") as error:
         infer(info, [{"PK": {"S": "A#1"}, "SK": {kind: "1"}}])
+    assert f"is {'a number' if kind == 'N' else 'binary'} ({kind}) (sampled: 1)" in str(error.value)
+    assert f"declare `{{name: SK, type: {kind}}}` keys" in str(error.value)
 
 
 def _random_table(seed: int) -> list[dict[str, Any]]:
@@ -352,3 +354,23 @@ def test_any_sample_gives_a_valid_draft_or_a_clear_error(seed: int) -> None:
         assert "fits a rule" in str(exc)  # never "does not pass check-model"
     else:
         load_model_text(draft.text)
+
+
+@pytest.mark.parametrize("attribute", ["_type", "__typename", "entityType", "type"])
+def test_a_libraries_type_attribute_is_preferred_and_case_of_prefixes_kept(attribute: str) -> None:
+    rows = _items(
+        *(
+            {"PK": f"Customer#{c}", "SK": f"Customer#{c}", attribute: "customer", "tier": "a"}
+            for c in ("c1", "c2")
+        ),
+        *(
+            {"PK": f"Customer#{c}", "SK": f"order#{o}", attribute: "order", "tier": "b"}
+            for c, o in (("c1", "o1"), ("c2", "o2"))
+        ),
+    )
+    model = load_model_text(infer(INFO, rows, complete=True).text)
+    assert model.type_attribute == attribute  # not `tier`, which fits as well
+    assert set(model.types) == {"Customer", "Order"}
+    order = model.types["Order"]
+    assert (order.pk.text, order.sk.text) == ("Customer#{customerId}", "order#{id}")
+    assert order.parent is not None and order.parent.type == "Customer"
