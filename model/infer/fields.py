@@ -31,6 +31,8 @@ class Fields(Keys):
         self.enums: dict[str, list[str]] = {}
         self.enum_evidence: dict[str, str] = {}
         self.claimed: dict[str, set[str]] = {}
+        # per type: fields read from an overloaded index attribute (``Data``, ``GSI1SK``)
+        self.overloaded: dict[str, list[tuple[str, str, str]]] = {}
 
     def scalar(self, k: Kind, attribute: str, owner: str) -> tuple[str, str] | None:
         """(GraphQL type, evidence) of an attribute over a kind's items, None for binary."""

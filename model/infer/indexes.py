@@ -9,7 +9,7 @@ from ..templates import Template
 from .fields import Fields
 from .libraries import ELECTRODB, electro_template
 from .shapes import Kind, key_prefix
-from .values import n_items, plural, yaml_str
+from .values import Row, field_decl, gql_name, n_items, plural, yaml_str
 
 __all__ = ["Indexes"]
 
@@ -25,7 +25,8 @@ class Indexes(Fields):
             rows = [
                 row
                 for row in k.rows
-                if row.text(h) is not None and (r is None or row.text(r) is not None)
+                if self.value_of(row, h) is not None
+                and (r is None or self.value_of(row, r) is not None)
             ]
             if not rows:
                 continue
@@ -41,7 +42,7 @@ class Indexes(Fields):
                 if attribute is None:
                     templates.append(None)
                     continue
-                values = [row.text(attribute) or "" for row in rows]
+                values = [self.value_of(row, attribute) or "" for row in rows]
                 if self.library is not None and self.library.name == ELECTRODB:
                     electro = electro_template(values, rows, k.tag or "")
                     if electro is not None:
@@ -55,6 +56,8 @@ class Indexes(Fields):
                 names = None
                 if len({len(s) for s in segments}) == 1:
                     names = self.match(k, segments, k.values, set())
+                if names is None and not prefix:
+                    names = self.overloaded_field(k, attribute, index)
                 if names is None:
                     k.notes.append(
                         f"{index}: a part of {attribute} (e.g. {values[0]!r}) matches no "
@@ -70,6 +73,35 @@ class Indexes(Fields):
                     evidence += f"; {{shard}} = crc32(id) mod {self.shards} fits every item"
                 out[index] = (pk_t, sk_t, self.shards, evidence)
         return out
+
+    def value_of(self, row: Row, attribute: str) -> str | None:
+        """An attribute's text, the table's own keys included (an index keyed on the sort key)."""
+        if attribute == self.info.pk:
+            return row.pk
+        if attribute == self.sk:
+            return row.sk
+        return row.text(attribute)
+
+    def overloaded_field(self, k: Kind, attribute: str, index: str) -> list[str] | None:
+        """An index attribute holding a value of the kind's own that no other attribute holds
+        (an overloaded ``Data``): read back into a field of the type, the index template
+        being that field."""
+        if k.role == "edge" or attribute in (self.info.pk, self.sk):
+            return None
+        known = self.overloaded.setdefault(k.name, [])
+        for name, _, comment in known:
+            if f"overloaded: {attribute} (" in comment:
+                return ["{" + name + "}"]
+        typed = self.scalar(k, attribute, k.name)
+        if typed is None:
+            return None
+        name = self.claim(k.name, gql_name(attribute))
+        comment = (
+            f"{typed[1]}; overloaded: {attribute} ({index}'s key) holds this type's own value, "
+            "read back into this field: rename it"
+        )
+        known.append((name, field_decl(typed[0], name, attribute), comment))
+        return ["{" + name + "}"]
 
     def index_lines(self, k: Kind, queries: list[str]) -> list[str]:
         out = []

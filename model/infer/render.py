@@ -192,7 +192,7 @@ class Renderer(Indexes):
                     notes.append(f"projection {projection}: Edgewise reads whole items")
                 if name in self.inverted:
                     notes.append("the table's keys swapped: reverse edges")
-                elif not any(row.text(h) is not None for row in self.rows):
+                elif not any(self.value_of(row, h) is not None for row in self.rows):
                     notes.append(f"no sampled item carries {h}: its uses are unknown")
                 note = f"  # {'; '.join(notes)}" if notes else ""
                 table.append(f"    {yaml_str(name)}: {{{keys}}}{note}")
@@ -254,7 +254,8 @@ class Renderer(Indexes):
                 f"    parent: {{type: {parent.name}, field: {field_name}, "
                 f"collection: {collection}, order: {order}{count}}}  # {comment}"
             )
-        lines = self.field_lines.get(k.name, [])
+        indexes = self.index_lines(k, queries)  # first: it may read an overloaded attribute
+        lines = self.field_lines.get(k.name, []) + self.overloaded.get(k.name, [])
         claims = [c for c in kinds if c.role == "claim" and c.parent is k]
         if lines or claims:
             out.append("    fields:")
@@ -284,7 +285,6 @@ class Renderer(Indexes):
                     declaration = f"{{type: {type_}{stored}, unique: {unique}}}"
                     comment += f"; unique: {claim.notes[0]}"
                 out.append(f"      {name}: {declaration}  # {comment}")
-        indexes = self.index_lines(k, queries)
         if indexes:
             out.append("    indexes:")
             out += indexes

@@ -15,26 +15,25 @@ from tests.models.team_tables import Index, draft, lookups, served_nodes, write_
 
 
 def _invoices() -> list[dict[str, Any]]:
+    """AWS's adjacency-list example: invoices and bills keyed `Invoice-92551`, `Bill-4224663`,
+    an edge item per bill of an invoice, contacts named by people's names; `Data` overloaded
+    (an invoice's date, a bill's due date, a contact's name), the sort key of `GSI_1`, whose
+    partition key is the table's sort key."""
     items = []
     contacts = ["Maria Anders", "Ana Trujillo", "Thomas Hardy"]
     for n in range(6):
         inv = f"Invoice-{92551 + n}"
         items.append(
-            {"PK": inv, "SK": inv, "Date": f"2026-01-{n + 10}", "Amount": Decimal(100 + n)}
+            {"PK": inv, "SK": inv, "Data": f"2026-01-{n + 10}", "Amount": Decimal(100 + n)}
         )
+        contact = contacts[n % 3]
         items.append(
-            {
-                "PK": inv,
-                "SK": f"Contact-{contacts[n % 3]}",
-                "contactName": contacts[n % 3],
-                "phone": "030-0074321",
-            }
+            {"PK": inv, "SK": f"Contact-{contact}", "contactName": contact, "Data": contact}
         )
     for b in range(4):
         bill = f"Bill-{4224663 + b}"
-        items.append(
-            {"PK": bill, "SK": bill, "Status": "PAID" if b % 2 else "DUE", "Due": "2026-02-01"}
-        )
+        due = f"2026-02-0{b + 1}"
+        items.append({"PK": bill, "SK": bill, "Status": "PAID" if b % 2 else "DUE", "Data": due})
         items.append({"PK": f"Invoice-{92551 + b}", "SK": bill, "BillAmount": Decimal(10 + b)})
         items.append({"PK": f"Invoice-{92552 + b}", "SK": bill, "BillAmount": Decimal(20 + b)})
     return items
@@ -164,10 +163,16 @@ def _round_trip(
 def test_keys_separated_by_dashes_with_spaces_in_ids(
     dynamodb: EmbeddedDynamoDB, tmp_path: Path
 ) -> None:
-    text, types, _ = _round_trip(dynamodb, tmp_path, "invoices", _invoices())
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "invoices", _invoices(), indexes=(("GSI_1", "SK", "Data"),)
+    )
     assert types == {"Invoice", "Bill", "Contact"}  # 3 of 3, and the edge
     assert 'key: {pk: "Invoice-{invoiceId}", sk: "Contact-{contactName}"}' in text
     assert "from: Invoice" in text and "to: Bill" in text
+    # the overloaded Data: a field of each type where nothing else holds it, GSI_1's sort key
+    assert 'GSI_1: {pk: "Invoice-{id}", sk: "{data}"}' in text
+    assert "data: {type: Date!, attribute: Data}" in text and "overloaded: Data" in text
+    assert 'GSI_1: {pk: "Contact-{contactName}", sk: "{contactName}"}' in text
 
 
 def test_an_electrodb_table_is_drafted_in_its_own_terms(
