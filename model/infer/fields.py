@@ -138,8 +138,8 @@ class Fields(Keys):
         if not values or not all(v for v in values):
             return None
         for type_, ids in self.ids.items():
-            if type_ == k.name and name == "id":
-                continue
+            if type_ == k.name and (name == "id" or (k.role == "node" and name in k.values[0])):
+                continue  # the item's own key
             if all(v in ids for v in values):
                 return type_
         return None

@@ -9,7 +9,7 @@ from ..compile import lower_first
 from ..templates import Template
 from .libraries import ELECTRODB, electro_template
 from .shapes import Kind, Shapes
-from .values import MAX_SHARDS, gql_name, key_text, type_name
+from .values import ID, MAX_SHARDS, SEPARATORS, gql_name, key_text, type_name
 
 __all__ = ["Keys"]
 
@@ -27,7 +27,9 @@ class Keys(Shapes):
             if k.role in ("node", "child", "keyed", "edge"):
                 self.key_templates(k)
         self.ids = {
-            k.name: {v["id"] for v in k.values} for k in kinds if k.role == "node" and k.values
+            k.name: {next(iter(v.values())) for v in k.values}
+            for k in kinds
+            if k.role == "node" and k.values
         }
         self.type_names = {k.name for k in kinds if k.role in ("node", "child", "keyed")}
         return kinds
@@ -61,7 +63,7 @@ class Keys(Shapes):
                 self.shards = shards
                 continue
             if key and last and "id" not in used:  # a key's last part is the item's own id
-                out.append("{" + self.fallback_id(k) + "}")
+                out += self.joined(k, column, used)
                 continue
             return None
         return out
@@ -124,7 +126,10 @@ class Keys(Shapes):
     def key_templates(self, k: Kind) -> None:
         if k.role == "node":
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{id}}"
-            k.values = [{"id": r.pk[len(k.pk_prefix) :]} for r in k.rows]
+            ids = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+            name = self.id_name(k, ids)
+            k.pk_template = k.sk_template = f"{k.pk_prefix}{{{name}}}"
+            k.values = [{name: i} for i in ids]
             return
         if k.role == "edge":
             assert k.source is not None and k.target is not None
@@ -156,8 +161,8 @@ class Keys(Shapes):
                 names = None
         if names is None or any(n == "{shard}" for n in names):
             rest = [r.sk[len(k.sk_prefix) :] for r in k.rows]
-            single = self._attribute(k, rest, {link}) or self.fallback_id(k)
-            names = ["{" + single + "}"]
+            single = self._attribute(k, rest, {link})
+            names = ["{" + single + "}"] if single else self.joined(k, rest, {link})
         if not any(n.startswith("{") for n in names[-1:]):
             names[-1] = "{" + self.fallback_id(k) + "}"
         k.sk_template = k.sk_prefix + self.sep.join(names)
@@ -188,3 +193,38 @@ class Keys(Shapes):
         if self.between_partitions(k, self.all_kinds):
             return lower_first(type_name(k.sk_prefix.rstrip(self.sep))) + "Id"
         return "id"
+
+    def id_name(self, k: Kind, ids: list[str]) -> str:
+        """A node's key placeholder: ``id``, unless some ids fall outside the id alphabet
+        (``Maria Anders``): then the attribute holding the same value (``userName``), else
+        ``<type>Key``."""
+        if all(ID.match(i) for i in ids):
+            return "id"
+        name = self._attribute(k, ids, set())
+        if not name or ":" in name:
+            name = lower_first(k.name) + "Key"
+        bad = next(i for i in ids if not ID.match(i))
+        k.notes.append(
+            f"ids such as {bad!r} fall outside the id alphabet (A-Z a-z 0-9 _ . : @ -, at most "
+            f"128): the key's placeholder is {{{name}}}"
+        )
+        return name
+
+    def joined(self, k: Kind, rest: list[str], used: set[str]) -> list[str]:
+        """A key part made of attribute values joined by another separator (seed 000's
+        ``prod1|group1``: ``{productId}|{groupId}``), else the fallback placeholder."""
+        for sep in SEPARATORS:
+            if sep == self.sep or not all(sep in r for r in rest):
+                continue
+            columns = list(zip(*(r.split(sep) for r in rest), strict=False))
+            if len({len(r.split(sep)) for r in rest}) != 1:
+                continue
+            names: list[str] = []
+            for column in columns:
+                name = self._attribute(k, list(column), used | set(names))
+                if not name or ":" in name:
+                    break
+                names.append(name)
+            else:
+                return [sep.join("{" + n + "}" for n in names)]
+        return ["{" + self.fallback_id(k) + "}"]

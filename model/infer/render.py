@@ -224,11 +224,12 @@ class Renderer(Indexes):
             "keyed": "a keyed node (no parent node item seen)",
         }[k.role]
         out.append(f"  {k.name}:  # {what}: {evidence}")
-        if k.role == "keyed" and k.pk_prefix and self.library is None:
+        own = {c.pk_prefix for c in kinds if c.role == "node"}
+        if k.role == "keyed" and k.pk_prefix not in own | {""} and self.library is None:
             out += self.implicit_lines(k, kinds)
         for note in k.notes:
             out.append(f"    # {note}")
-        if k.role == "node":
+        if k.role == "node" and k.pk_template.endswith("{id}"):  # one template: the global id
             out.append(f"    key: {yaml_str(k.pk_template)}")
         else:
             out.append(f"    key: {{pk: {yaml_str(k.pk_template)}, sk: {yaml_str(k.sk_template)}}}")

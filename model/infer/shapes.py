@@ -13,6 +13,7 @@ from .libraries import ELECTRODB, TYPE_ATTRIBUTES, electro_prefix, library_of
 from .table import InferError, TableInfo
 from .values import (
     DATETIME,
+    ID,
     NAME,
     SEPARATORS,
     STAMPS,
@@ -226,11 +227,19 @@ class Shapes:
             if k.same and (k.pk_prefix or len(kinds) == 1 or self.type_attribute):
                 k.role = "node"
                 nodes.setdefault(k.pk_prefix, k)
+        # a node whose ids fall outside the id alphabet gets a composite key, which today's
+        # format allows neither as a parent nor as an edge's end
+        plain = {p: n for p, n in nodes.items() if all(ID.match(r.pk[len(p) :]) for r in n.rows)}
         for k in kinds:
             if k.role:
                 continue
-            parent = nodes.get(k.pk_prefix) if k.pk_prefix else None
-            target = nodes.get(k.sk_prefix) if k.sk_prefix else None
+            parent = plain.get(k.pk_prefix) if k.pk_prefix else None
+            target = plain.get(k.sk_prefix) if k.sk_prefix else None
+            if k.pk_prefix in nodes and parent is None:
+                k.notes.append(
+                    f'under "{k.pk_prefix}…" items whose ids fall outside the id alphabet: a '
+                    "keyed node, as a parent needs a one-template key such as 'ORDER#{id}'"
+                )
             typed = (
                 k.tag is not None
                 and not self.faceted  # a facet's name says nothing of edges

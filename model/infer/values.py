@@ -15,6 +15,7 @@ from ..templates import Template
 __all__ = [
     "DATE",
     "DATETIME",
+    "ID",
     "MAX_ENUM",
     "MAX_SHARDS",
     "NAME",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 SEPARATORS = ("#", "|", "/", ":", "-", "_")
+ID = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")  # the alphabet of an `{id}` placeholder
 WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")

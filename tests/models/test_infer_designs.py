@@ -217,3 +217,36 @@ def test_a_table_of_only_edge_items_with_its_reverse_lookup(
     assert 'key: {pk: "stu#{stuId}", sk: "cs#{csId}"}' in text
     assert '"stu#…" and "cs#…" keys appear only inside other items\' keys' in text
     assert "index: reverse" in text and 'partition: "cs#{csId}"' in text
+
+
+def _members() -> list[dict[str, Any]]:
+    """Seed 000's replicas under users named by people's names: `USER#Maria Anders` /
+    `GROUPSUB#prod1|group1`."""
+    names = ["Maria Anders", "Ana Trujillo", "Thomas Hardy"]
+    items: list[dict[str, Any]] = [
+        {"PK": f"USER#{n}", "SK": f"USER#{n}", "userName": n} for n in names
+    ]
+    pairs = [("prod1", "group1"), ("prod2", "group1"), ("prod1", "group2")]
+    for n in names:
+        for product, group in pairs[: names.index(n) + 1]:
+            items.append(
+                {
+                    "PK": f"USER#{n}",
+                    "SK": f"GROUPSUB#{product}|{group}",
+                    "productId": product,
+                    "groupId": group,
+                    "status": "ACTIVE",
+                }
+            )
+    return items
+
+
+def test_ids_with_spaces_and_parts_joined_by_another_separator(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "members", _members())
+    assert types == {"User", "Groupsub"}  # 2 of 2
+    # 'Maria Anders' is no `{id}`: the placeholder is named after the attribute holding it
+    assert 'key: {pk: "USER#{userName}", sk: "USER#{userName}"}' in text
+    assert 'sk: "GROUPSUB#{productId}|{groupId}"}' in text
+    assert "ids such as 'Maria Anders' fall outside the id alphabet" in text
