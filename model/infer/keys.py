@@ -152,6 +152,10 @@ class Keys(Shapes):
         link = link if link and ":" not in link and link != "id" else fallback
         k.link = link
         k.pk_template = f"{k.pk_prefix}{{{link}}}"
+        if k.own:  # the sort key repeats the partition's value
+            k.sk_template = f"{k.sk_prefix}{{{link}}}"
+            k.values = [{link: p} for p in pk_rest]
+            return
         segments = [self.split(r.sk, k.sk_prefix) for r in k.rows]
         known = [{link: p} for p in pk_rest]
         names: list[str] | None = None
@@ -203,7 +207,7 @@ class Keys(Shapes):
         name = self._attribute(k, ids, set())
         if not name or ":" in name:
             name = lower_first(k.name) + "Key"
-        bad = next(i for i in ids if not ID.match(i))
+        bad = min(i for i in ids if not ID.match(i))
         k.notes.append(
             f"ids such as {bad!r} fall outside the id alphabet (A-Z a-z 0-9 _ . : @ -, at most "
             f"128): the key's placeholder is {{{name}}}"

@@ -224,8 +224,14 @@ class Renderer(Indexes):
             "keyed": "a keyed node (no parent node item seen)",
         }[k.role]
         out.append(f"  {k.name}:  # {what}: {evidence}")
-        own = {c.pk_prefix for c in kinds if c.role == "node"}
-        if k.role == "keyed" and k.pk_prefix not in own | {""} and self.library is None:
+        own = {c.pk_prefix for c in kinds if c.role == "node" or c.own}
+        if k.own:
+            out.append(
+                f'    # the item of its "{k.pk_prefix}…" partition (its sort key repeats the '
+                "partition's value on every item): a parent of the partition's other items "
+                "once a key of two templates can be one"
+            )
+        elif k.role == "keyed" and k.pk_prefix not in own | {""} and self.library is None:
             out += self.implicit_lines(k, kinds)
         for note in k.notes:
             out.append(f"    # {note}")

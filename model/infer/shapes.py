@@ -65,6 +65,7 @@ class Kind:
     values: list[dict[str, str]] = field(default_factory=list)  # key placeholders per row
     notes: list[str] = field(default_factory=list)
     owner: str = ""  # a claim's attribute holding its node's key
+    own: bool = False  # a keyed kind whose sk repeats its partition's value: the partition's item
 
     @property
     def count(self) -> int:
@@ -267,6 +268,13 @@ class Shapes:
                     "a sort key with no literal prefix: without a type attribute, Edgewise "
                     "could not tell these items from the other items of their partitions"
                 )
+        for k in kinds:
+            k.own = (
+                k.role == "keyed"
+                and bool(k.pk_prefix and k.sk_prefix)
+                and k.pk_prefix != k.sk_prefix
+                and all(r.pk[len(k.pk_prefix) :] == r.sk[len(k.sk_prefix) :] for r in k.rows)
+            )
         self.claims(kinds)
         self.name_kinds(kinds)
 
@@ -326,6 +334,8 @@ class Shapes:
                     base = label_name(f"{src}_TO_{dst}")
             elif k.tag:
                 base = type_name(k.tag)
+            elif k.own:  # ORG#MICROSOFT / METADATA#MICROSOFT: named by its partition
+                base = type_name(k.pk_prefix.rstrip(self.sep))
             elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
                 base = type_name(k.pk_prefix.rstrip(self.sep)) + type_name(k.sk_prefix)
             else:
@@ -340,9 +350,9 @@ class Shapes:
     def between_partitions(self, k: Kind, kinds: list[Kind]) -> bool:
         """A keyed kind whose pk and sk prefixes are both never an item's own key (pk = sk): its
         items relate two things that exist only as key values, as seed 002's enrolments."""
-        if k.role != "keyed" or not k.pk_prefix or not k.sk_prefix or k.tag:
+        if k.role != "keyed" or not k.pk_prefix or not k.sk_prefix or k.tag or k.own:
             return False
-        own = {c.pk_prefix for c in kinds if c.same}
+        own = {c.pk_prefix for c in kinds if c.same or c.own}
         return k.pk_prefix not in own and k.sk_prefix not in own
 
     # -- fields --

@@ -249,4 +249,53 @@ def test_ids_with_spaces_and_parts_joined_by_another_separator(
     # 'Maria Anders' is no `{id}`: the placeholder is named after the attribute holding it
     assert 'key: {pk: "USER#{userName}", sk: "USER#{userName}"}' in text
     assert 'sk: "GROUPSUB#{productId}|{groupId}"}' in text
-    assert "ids such as 'Maria Anders' fall outside the id alphabet" in text
+    assert "ids such as 'Ana Trujillo' fall outside the id alphabet" in text
+
+
+def _saas() -> list[dict[str, Any]]:
+    """Seed 001's SaaS table (Alex DeBrie): an organisation's item `ORG#<name>` /
+    `METADATA#<name>`, its users `USER#<name>` in its partition, tickets `TICKET#<id>` listed per
+    user through GSI1 (`ORG#<org>#USER#<user>` / `TICKET#<id>`)."""
+    items: list[dict[str, Any]] = []
+    orgs = {
+        "MICROSOFT": ("Enterprise", [("BILLGATES", "Bill Gates"), ("SATYANADELLA", "Satya N")]),
+        "AMAZON": ("Pro", [("JEFFBEZOS", "Jeff Bezos")]),
+    }
+    for org, (plan, users) in orgs.items():
+        items.append(
+            {"PK": f"ORG#{org}", "SK": f"METADATA#{org}", "OrgName": org, "PlanType": plan}
+        )
+        for user, name in users:
+            items.append(
+                {
+                    "PK": f"ORG#{org}",
+                    "SK": f"USER#{user}",
+                    "UserName": name,
+                    "UserType": "Admin",
+                    "GSI1PK": f"ORG#{org}#USER#{user}",
+                    "GSI1SK": f"USER#{user}",
+                }
+            )
+    for ticket, user in (("1569468714-JM14", "BILLGATES"), ("1570952398-MQR0", "SATYANADELLA")):
+        items.append(
+            {
+                "PK": f"TICKET#{ticket}",
+                "SK": f"TICKET#{ticket}",
+                "CreatedAt": "2019-09-25 22:31:54",
+                "GSI1PK": f"ORG#MICROSOFT#USER#{user}",
+                "GSI1SK": f"TICKET#{ticket}",
+            }
+        )
+    return items
+
+
+def test_a_partitions_own_item_under_a_metadata_sort_key(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "saas", _saas(), indexes=(("GSI1", "GSI1PK", "GSI1SK"),)
+    )
+    assert types == {"Org", "User", "Ticket"}  # 3 of 3
+    assert 'key: {pk: "ORG#{orgName}", sk: "METADATA#{orgName}"}' in text
+    assert '# the item of its "ORG#…" partition' in text
+    assert 'GSI1: {pk: "ORG#{orgId}#USER#{id}", sk: "USER#{id}"}' in text
