@@ -10,18 +10,15 @@ from typing import Any
 from ..compile import lower_first
 from ..load import ModelError, parse_model
 from ..templates import Template
-from .indexes import Indexes
-from .libraries import TOOLBOX
+from .header import Header
 from .shapes import Kind
 from .table import Draft, InferError, TableInfo
 from .values import field_decl, first_placeholder, gql_name, n_items, plural, yaml_str
 
 __all__ = ["Renderer", "infer"]
 
-RARE = 3  # a kind of fewer sampled items is named in the header as too rare to trust
 
-
-class Renderer(Indexes):
+class Renderer(Header):
     """The reading rendered as a commented model file."""
 
     def run(self) -> Draft:
@@ -56,85 +53,6 @@ class Renderer(Indexes):
                 + text
             ) from None
         return Draft(text, tuple(self.notes))
-
-    def implicit_lines(self, k: Kind, kinds: list[Kind]) -> list[str]:
-        """Comments on a keyed kind whose partition is never an item of its own."""
-        ends = [f'"{k.pk_prefix}…"']
-        if self.between_partitions(k, kinds):
-            ends.append(f'"{k.sk_prefix}…"')
-        keys = " and ".join(ends)
-        lines = [
-            f"    # implicit type: {keys} keys appear only inside other items' keys "
-            f"({n_items(k.count)}); declare {'them' if len(ends) > 1 else 'it'} with "
-            "`implicit: true` once supported, and this becomes "
-            + ("an edge between them" if len(ends) > 1 else "its child")
-        ]
-        if not self.complete:
-            lines.append(
-                f'    # no item has pk = sk = "{k.pk_prefix}…": if that is a type, the sample '
-                "may be too small to see it (sample more), and this becomes its child"
-            )
-        return lines
-
-    def library_lines(self, kinds: list[Kind]) -> list[str]:
-        """The header's word on the library that wrote the table, and on lower-cased keys."""
-        if self.library is None:
-            return []
-        entities = ", ".join(k.tag or k.name for k in kinds if k.tag)
-        article = "An" if self.library.name[0] in "AEIOU" else "A"
-        lines = [
-            f"# {article} {self.library.name} table ({self.library.evidence}): its entities "
-            f"({entities}) are the types below, {self.library.type_attribute} their type attribute."
-        ]
-        lowered = self.lowered_keys(kinds)
-        if lowered:
-            lines.append(
-                f"# Keys hold lower-cased values ({lowered}): declare `keyCasing: lower` once "
-                "supported; until then pass key values lower-cased to lookups."
-            )
-        if self.library.name == TOOLBOX:
-            lines.append(
-                "# _ct/_md are dynamodb-toolbox's created/modified stamps: declare "
-                "`timestamps: {created: _ct, modified: _md}` once supported."
-            )
-        return lines
-
-    def lowered_keys(self, kinds: list[Kind]) -> str:
-        """An example of a key value that is its attribute's value lower-cased, or ''."""
-        for k in kinds:
-            for r, values in zip(k.rows, k.values, strict=False):
-                for name, value in values.items():
-                    stored = r.text(name)
-                    if stored is not None and stored != value and stored.lower() == value:
-                        return f"{value!r} for {name} {stored!r}"
-        return ""
-
-    def header(self, kinds: list[Kind]) -> str:
-        total = self.info.item_count
-        scope = f"about {total} items" if total else "an unknown number of items"
-        first = self.origin or (
-            f"# Drafted by `edgewise infer` from {n_items(self.read_count)} read of table "
-            f"{self.info.name!r} ({scope}"
-            + ("; the whole table)" if self.complete else "; a sample)")
-            + "."
-        )
-        lines = [
-            first,
-            "# Every guess carries a comment with its evidence. Edit the names, then run",
-            "# `edgewise check-model FILE` and `edgewise serve --model FILE`.",
-        ]
-        lines += self.library_lines(kinds)
-        if not self.complete:
-            lines.append(
-                "# Types, edges and values that no sampled item shows are missing: "
-                "sample more with --sample N."
-            )
-            rare = [k for k in kinds if k.count < RARE]
-            if rare:
-                seen = ", ".join(f"{k.shape()} ({n_items(k.count)})" for k in rare)
-                lines.append(f"# Seen too rarely to trust (under {RARE} items each): {seen}.")
-        lines += [f"# note: {n}" for n in self.notes]
-        return "\n".join(lines) + "\n"
 
     def render(self, kinds: list[Kind]) -> str:
         out: list[str] = []

@@ -187,6 +187,7 @@ def test_an_electrodb_table_is_drafted_in_its_own_terms(
     assert 'gsi1: {pk: "$taskapp#project_{project}", sk: "$task_1#task_{task}"}' in text
     assert "declare `keyCasing: lower` once supported" in text
     assert "edbV" not in text
+    assert "# Collection 'workplaces': Employee, Office share gsi1's partition" in text
 
 
 def test_a_dynamodb_toolbox_table_is_drafted_in_its_own_terms(
