@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,9 @@ from server.engine import engine_for
 from server.settings import Settings
 from tests.helpers import gql
 
-__all__ = ["Index", "draft", "lookups", "served_nodes", "write_table"]
+__all__ = ["Index", "draft", "expected", "lookups", "served_nodes", "write_table"]
+
+Item = dict[str, Any]
 
 Index = tuple[str, str, str | None]  # name, partition key, sort key
 
@@ -95,10 +99,10 @@ def _global_id(model: Model, name: str, pk: str, sk: str) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def lookups(model: Model, items: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+def lookups(model: Model, items: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, Item]]:
     """A brute force over the items: per declared type, the global id of the first item its
-    key templates (and type value) fit, and the stored attribute values its fields read."""
-    out: dict[str, tuple[str, str]] = {}
+    key templates (and type value) fit, and that item."""
+    out: dict[str, tuple[str, Item]] = {}
     for item in items:
         pk, sk = str(item[model.partition_key]), str(item[model.sort_key])
         for name, node in model.types.items():
@@ -109,15 +113,54 @@ def lookups(model: Model, items: Iterable[Mapping[str, Any]]) -> dict[str, tuple
             tag = model.type_attribute and item.get(model.type_attribute)
             if tag and node.type_value and tag != node.type_value:
                 continue
-            out[name] = (_global_id(model, name, pk, sk), pk)
+            out[name] = (_global_id(model, name, pk, sk), dict(item))
     return out
 
 
+def _stored(value: Any) -> Any:
+    """An attribute as GraphQL answers it (numbers as numbers, sets as lists)."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, set):
+        return sorted(_stored(v) for v in value)
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
+
+
+def _instant(value: Any) -> Any:
+    """A date-time as an instant: today's DateTime scalar answers ``…T00:00:00+00:00`` for a
+    stored ``….000Z`` (issue 21 returns values as stored)."""
+    if not isinstance(value, str):
+        return value
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed.replace(tzinfo=parsed.tzinfo or UTC).isoformat()
+
+
+def _times(model: Model, name: str, answer: dict[str, Any]) -> dict[str, Any]:
+    fields = model.types[name].fields
+    return {
+        k: _instant(v) if k in fields and str(fields[k].type).startswith("DateTime") else v
+        for k, v in answer.items()
+    }
+
+
+def _scalars(model: Model, name: str) -> dict[str, str]:
+    """The type's fields read from one attribute each, to the attribute (JSON left out)."""
+    return {
+        f.name: f.attribute
+        for f in model.types[name].fields.values()
+        if f.kind in ("value", "key") and "JSON" not in str(f.type)
+    }
+
+
 async def served_nodes(
-    dynamodb: EmbeddedDynamoDB, path: Path, table: str, ids: Mapping[str, tuple[str, str]]
+    dynamodb: EmbeddedDynamoDB, path: Path, table: str, ids: Mapping[str, tuple[str, Item]]
 ) -> dict[str, Any]:
-    """Serves the draft in-process and asks ``node(id:)`` for each id: type name → answer."""
+    """Serves the draft in-process and asks ``node(id:)`` for each id with the type's stored
+    fields: type name → the answer, or the response when it has errors."""
     engine = engine_for(str(path))
+    model = engine.model
     answers: dict[str, Any] = {}
     async with open_client(Endpoint(dynamodb.url)) as client:
         opened = Table(client, table, layout=engine.layout)
@@ -126,11 +169,34 @@ async def served_nodes(
             transport=httpx.ASGITransport(app=app), base_url="http://edgewise"
         ) as http:
             for name, (global_id, _) in ids.items():
-                body = await gql(
-                    http, "query($id: ID!) { node(id: $id) { __typename id } }", {"id": global_id}
+                selection = " ".join(_scalars(model, name))
+                query = (
+                    f"query($id: ID!) {{ node(id: $id) {{ __typename id ... on {name} "
+                    f"{{ {selection or '__typename'} }} }} }}"
                 )
-                answers[name] = body.get("data", {}).get("node") if "errors" not in body else body
+                body = await gql(http, query, {"id": global_id})
+                node = body.get("data", {}).get("node")
+                answers[name] = _times(model, name, node) if node and "errors" not in body else body
     return answers
+
+
+def expected(model: Model, ids: Mapping[str, tuple[str, Item]]) -> dict[str, Any]:
+    """What ``served_nodes`` must answer, by brute force over the items: each stored field's
+    attribute as stored, a key field as its key holds it (today's engine reads key fields from
+    the key: ElectroDB's lower-cased copy until issue 21's own-attribute rule)."""
+    out: dict[str, Any] = {}
+    for name, (global_id, item) in ids.items():
+        node = model.types[name]
+        keyed = {
+            **(node.pk.parse(str(item[model.partition_key])) or {}),
+            **(node.sk.parse(str(item[model.sort_key])) or {}),
+        }
+        answer: dict[str, Any] = {"__typename": name, "id": global_id}
+        for field, attribute in _scalars(model, name).items():
+            value = keyed[field] if field in keyed else item.get(attribute)
+            answer[field] = _stored(value)
+        out[name] = _times(model, name, answer)
+    return out
 
 
 def load(path: Path) -> Model:

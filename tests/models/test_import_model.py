@@ -16,7 +16,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from graph.embedded import EmbeddedDynamoDB
 from model import load_model
 from server.cli import main
-from tests.models.team_tables import lookups, served_nodes, write_table
+from tests.models.team_tables import expected, lookups, served_nodes, write_table
 
 HR = Path(__file__).parent / "workbench" / "hr.json"
 
@@ -95,5 +95,4 @@ def test_the_imported_model_serves_the_committed_table(
     ids = lookups(model, items)
     assert set(ids) == set(model.types)
     answers = asyncio.run(served_nodes(dynamodb, path, "HumanResources", ids))
-    for name, (global_id, _) in ids.items():
-        assert answers[name] == {"__typename": name, "id": global_id}
+    assert answers == expected(model, ids)  # every type, every stored field

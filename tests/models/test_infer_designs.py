@@ -11,7 +11,7 @@ from typing import Any
 
 from graph.embedded import EmbeddedDynamoDB
 from model import load_model
-from tests.models.team_tables import Index, draft, lookups, served_nodes, write_table
+from tests.models.team_tables import Index, draft, expected, lookups, served_nodes, write_table
 
 
 def _invoices() -> list[dict[str, Any]]:
@@ -155,8 +155,7 @@ def _round_trip(
     ids = lookups(model, items)
     assert set(ids) == set(model.types), "a declared type fits no item"
     answers = asyncio.run(served_nodes(dynamodb, path, name, ids))
-    for type_name, (global_id, _) in ids.items():
-        assert answers[type_name] == {"__typename": type_name, "id": global_id}, answers
+    assert answers == expected(model, ids)  # every type, every stored field
     return text, set(model.types), answers
 
 
