@@ -8,7 +8,7 @@ from ..compile import lower_first, upper_first
 from ..templates import Template
 from .fields import Fields
 from .libraries import ELECTRODB, electro_template
-from .shapes import Kind, key_prefix
+from .shapes import Kind
 from .values import Row, field_decl, gql_name, n_items, plural, yaml_str
 
 __all__ = ["Indexes"]
@@ -49,7 +49,7 @@ class Indexes(Fields):
                         templates.append(electro)
                         continue
                 prefix = ""
-                heads = {key_prefix(v, self.sep) for v in values}
+                heads = {self.prefix(v) for v in values}
                 if len(heads) == 1:
                     prefix = heads.pop()
                 segments = [self.split(v, prefix) for v in values]

@@ -9,7 +9,7 @@ from ..compile import lower_first
 from ..templates import Template
 from .libraries import ELECTRODB, electro_template
 from .shapes import Kind, Shapes
-from .values import ID, MAX_SHARDS, SEPARATORS, gql_name, key_text, type_name
+from .values import ID, MAX_SHARDS, SEPARATOR_CHARS, SEPARATORS, gql_name, key_text, type_name
 
 __all__ = ["Keys"]
 
@@ -147,7 +147,9 @@ class Keys(Shapes):
         if k.parent is not None:
             fallback = lower_first(k.parent.name) + "Id"
         else:
-            fallback = lower_first(type_name(k.pk_prefix.rstrip(self.sep) or "partition")) + "Id"
+            fallback = (
+                lower_first(type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS) or "partition")) + "Id"
+            )
         link = self._attribute(k, pk_rest, set())
         link = link if link and ":" not in link and link != "id" else fallback
         k.link = link
@@ -195,7 +197,7 @@ class Keys(Shapes):
         """The sort key's placeholder when no attribute holds its value: ``id``, or the key
         prefix's name for a keyed kind between two partitions (``cs#{csId}``)."""
         if self.between_partitions(k, self.all_kinds):
-            return lower_first(type_name(k.sk_prefix.rstrip(self.sep))) + "Id"
+            return lower_first(type_name(k.sk_prefix.rstrip(SEPARATOR_CHARS))) + "Id"
         return "id"
 
     def id_name(self, k: Kind, ids: list[str]) -> str:

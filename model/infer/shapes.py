@@ -15,6 +15,7 @@ from .values import (
     DATETIME,
     ID,
     NAME,
+    SEPARATOR_CHARS,
     SEPARATORS,
     STAMPS,
     UPPER,
@@ -150,10 +151,14 @@ class Shapes:
         return out
 
     def prefix(self, key: str) -> str:
-        """The literal prefix items are grouped by (``ORDER#``, ElectroDB's ``$app#employee_``)."""
+        """The literal prefix items are grouped by (``ORDER#``, ElectroDB's ``$app#employee_``):
+        up to the table's separator, else another one (``Invoice-`` beside ``ORDER#``)."""
         if self.library is not None and self.library.name == ELECTRODB and key.startswith("$"):
             return electro_prefix(key)
-        return key_prefix(key, self.sep)
+        found = key_prefix(key, self.sep)
+        for other in SEPARATORS:
+            found = found or key_prefix(key, other)
+        return found
 
     def type_attributes(
         self, shapes: dict[tuple[str, str, bool], list[Row]]
@@ -330,16 +335,18 @@ class Shapes:
                     base = label_name(k.tag)
                 else:
                     assert k.source is not None and k.target is not None
-                    src, dst = (x.pk_prefix.rstrip(self.sep).upper() for x in (k.source, k.target))
+                    src, dst = (
+                        x.pk_prefix.rstrip(SEPARATOR_CHARS).upper() for x in (k.source, k.target)
+                    )
                     base = label_name(f"{src}_TO_{dst}")
             elif k.tag:
                 base = type_name(k.tag)
             elif k.own:  # ORG#MICROSOFT / METADATA#MICROSOFT: named by its partition
-                base = type_name(k.pk_prefix.rstrip(self.sep))
+                base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS))
             elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
-                base = type_name(k.pk_prefix.rstrip(self.sep)) + type_name(k.sk_prefix)
+                base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix)
             else:
-                prefix = (k.sk_prefix if k.role != "node" else k.pk_prefix).rstrip(self.sep)
+                prefix = (k.sk_prefix if k.role != "node" else k.pk_prefix).rstrip(SEPARATOR_CHARS)
                 base = type_name(prefix or "Item")
             name, n = base, 2
             while name in taken:

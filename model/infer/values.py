@@ -20,6 +20,7 @@ __all__ = [
     "MAX_SHARDS",
     "NAME",
     "SEPARATORS",
+    "SEPARATOR_CHARS",
     "STAMPS",
     "UPPER",
     "VERSION_NAMES",
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 SEPARATORS = ("#", "|", "/", ":", "-", "_")
+SEPARATOR_CHARS = "".join(SEPARATORS)
 ID = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")  # the alphabet of an `{id}` placeholder
 WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

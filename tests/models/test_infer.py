@@ -374,3 +374,18 @@ def test_a_libraries_type_attribute_is_preferred_and_case_of_prefixes_kept(attri
     order = model.types["Order"]
     assert (order.pk.text, order.sk.text) == ("Customer#{customerId}", "order#{id}")
     assert order.parent is not None and order.parent.type == "Customer"
+
+
+def test_keys_of_one_table_with_different_separators() -> None:
+    rows = _items(
+        *({"PK": f"ORDER#o{i}", "SK": f"ORDER#o{i}", "total": i} for i in range(3)),
+        *({"PK": f"Invoice-9255{i}", "SK": f"Invoice-9255{i}", "paid": True} for i in range(3)),
+        *({"PK": f"ORDER#o{i}", "SK": f"Invoice-9255{i}"} for i in range(3)),
+    )
+    model = load_model_text(infer(INFO, rows, complete=True).text)
+    assert {n: t.pk.text for n, t in model.types.items()} == {
+        "Order": "ORDER#{id}",
+        "Invoice": "Invoice-{id}",
+    }
+    (edge,) = model.edges.values()
+    assert (edge.label, edge.source, edge.target) == ("ORDER_TO_INVOICE", "Order", "Invoice")
