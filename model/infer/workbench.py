@@ -121,8 +121,8 @@ def import_workbench(export: Mapping[str, Any], table: str | None, source: str) 
             )
     if unmatched:
         notes.append(
-            f"{unmatched} rows of the table's TableData fit no facet's attributes: typed by "
-            "their keys alone"
+            f"{unmatched} rows of the table's TableData fit no facet's attributes: drafted by "
+            "infer's rules (key prefixes, a type attribute)"
         )
     if not items:
         raise InferError(
@@ -134,7 +134,7 @@ def import_workbench(export: Mapping[str, Any], table: str | None, source: str) 
         f"# Drafted by `edgewise import-model --from nosql-workbench` from {source} (model "
         f"{model!r}, table {info.name!r}: {len(facets)} facets, {len(items)} sample rows)."
     )
-    draft = infer(info, items, True, names, origin)
+    draft = infer(info, items, True, names if any(names) else None, origin)
     if not notes:
         return draft
     head, _, body = draft.text.partition("\ntable:")

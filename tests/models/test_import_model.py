@@ -96,3 +96,29 @@ def test_the_imported_model_serves_the_committed_table(
     assert set(ids) == set(model.types)
     answers = asyncio.run(served_nodes(dynamodb, path, "HumanResources", ids))
     assert answers == expected(model, ids)  # every type, every stored field
+
+
+def test_an_export_without_facets_is_typed_by_its_rows(tmp_path: Path) -> None:
+    def row(pk: str, sk: str, entity: str, **more: str) -> dict[str, Any]:
+        return {"PK": {"S": pk}, "SK": {"S": sk}, "Entity": {"S": entity}} | {
+            k: {"S": v} for k, v in more.items()
+        }
+
+    rows = [row(f"C#{c}", f"C#{c}", "CUSTOMER", Email=f"{c}@example.com") for c in ("a", "b")]
+    rows += [row(f"P#{p}", f"P#{p}", "PRODUCT", Name=p) for p in ("ipad", "mac")]
+    rows += [row("O#1", f"P#{p}", "ORDER_DETAIL", Quantity="2") for p in ("ipad", "mac")]
+    key = {"AttributeName": "PK", "AttributeType": "S"}
+    table = {
+        "TableName": "OnlineShop",
+        "KeyAttributes": {"PartitionKey": key, "SortKey": key | {"AttributeName": "SK"}},
+        "GlobalSecondaryIndexes": [],
+        "TableData": rows,
+    }
+    export = tmp_path / "shop.json"
+    export.write_text(json.dumps({"ModelName": "OnlineShop", "DataModel": [table]}))
+    output = tmp_path / "shop.yaml"
+    main(["import-model", "--from", "nosql-workbench", str(export), "--output", str(output)])
+    model = load_model(str(output))
+    assert model.type_attribute == "Entity"  # found as infer finds it, with no facet to say
+    assert {"Customer", "Product", "OrderDetail"} <= set(model.types)
+    assert "note: 6 rows of the table's TableData fit no facet's attributes" in output.read_text()
