@@ -539,7 +539,7 @@ def _infer(args: argparse.Namespace) -> None:
     sys.stderr.write(
         f"edgewise infer: sampled {len(got.items)} items "
         f"({'the whole table' if got.complete else 'a sample'}), "
-        f"{got.units:g} read capacity units consumed{where}\n"
+        f"{got.units:g} read capacity units consumed over {got.segments} scan segments{where}\n"
     )
 
 
