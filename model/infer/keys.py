@@ -29,7 +29,7 @@ class Keys(Shapes):
         self.ids = {
             k.name: {next(iter(v.values())) for v in k.values}
             for k in kinds
-            if k.role == "node" and k.values
+            if k.role == "node" and k.values and "id" in k.values[0]  # a ref needs one {id}
         }
         self.type_names = {k.name for k in kinds if k.role in ("node", "child", "keyed")}
         return kinds

@@ -17,6 +17,8 @@ from .values import field_decl, first_placeholder, gql_name, n_items, plural, ya
 
 __all__ = ["Renderer", "infer"]
 
+RETRIES = 4  # drafts re-rendered without what check-model refused
+
 
 class Renderer(Header):
     """The reading rendered as a commented model file."""
@@ -34,25 +36,62 @@ class Renderer(Header):
                 "Edgewise recognises types by key prefixes such as 'ORDER#' or by a type "
                 "attribute: write the model by hand (see `edgewise model-schema`)"
             )
-        body = self.render(kinds)
-        unexplained = [k for k in kinds if k.role == "unexplained"]
-        for k in unexplained:
-            example = k.rows[0]
-            self.notes.append(
-                f"{n_items(k.count)} left out (e.g. {self.info.pk}={example.pk!r}, "
-                f"{self.sk}={example.sk!r}): {k.notes[0]}"
-            )
-        text = self.header(kinds) + body
-        try:
-            parse_model(text, "<inferred>", self.info.name)
-        except ModelError as exc:  # a bug of these rules: say so rather than print a bad file
-            raise InferError(
-                "the drafted model does not pass check-model (please report this):\n"
-                + "\n".join(exc.lines)
-                + "\n--- draft ---\n"
-                + text
-            ) from None
+        base, kept = list(self.notes), {id(k): list(k.notes) for k in kinds}
+        for attempt in range(RETRIES + 1):
+            self.notes = list(base)
+            for k in kinds:
+                k.notes = list(kept[id(k)])
+            self.claimed, self.enums, self.enum_evidence, self.overloaded = {}, {}, {}, {}
+            body = self.render(kinds)
+            for k in kinds:
+                if k.role == "unexplained":
+                    example = k.rows[0]
+                    self.notes.append(
+                        f"{n_items(k.count)} left out (e.g. {self.info.pk}={example.pk!r}, "
+                        f"{self.sk}={example.sk!r}): {k.notes[0]}"
+                    )
+            text = self.header(kinds) + body
+            try:
+                parse_model(text, "<inferred>", self.info.name)
+                break
+            except ModelError as exc:
+                if attempt == RETRIES or not self.drop_refused(kinds, exc.lines, kept):
+                    # a bug of these rules: say so rather than print a bad file
+                    raise InferError(
+                        "the drafted model does not pass check-model (please report this):\n"
+                        + "\n".join(exc.lines)
+                        + "\n--- draft ---\n"
+                        + text
+                    ) from None
         return Draft(text, tuple(self.notes))
+
+    def drop_refused(
+        self, kinds: list[Kind], problems: Sequence[str], kept: dict[int, list[str]]
+    ) -> bool:
+        """Leaves out the types and edges check-model refused (two guesses that overlap, say),
+        and what hangs on them, each with check-model's word as its note; False when a problem
+        names no type or edge of the draft."""
+        named = {k.name: k for k in kinds if k.role in ("node", "child", "keyed", "edge")}
+        refused: dict[str, str] = {}
+        for line in problems:
+            match = re.match(r"^(?:types|edges)\.(\w+)\S* \(line \d+\): (.*)$", line)
+            if match is None or match.group(1) not in named:
+                return False
+            refused.setdefault(match.group(1), match.group(2))
+        changed = True
+        while changed:  # children and edges of what is left out go too
+            changed = False
+            for k in named.values():
+                ends = [e for e in (k.parent, k.source, k.target) if e is not None]
+                if k.name not in refused and any(e.name in refused for e in ends):
+                    refused[k.name] = "it hangs on a type left out"
+                    changed = True
+        for name, problem in refused.items():
+            k = named[name]
+            k.role = "unexplained"
+            kept[id(k)] = [f"check-model refused its guess ({problem})", *kept[id(k)]]
+            self.ids.pop(name, None)
+        return True
 
     def render(self, kinds: list[Kind]) -> str:
         out: list[str] = []

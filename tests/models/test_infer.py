@@ -8,6 +8,7 @@ import asyncio
 import random
 import re
 import zlib
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -349,11 +350,31 @@ def _random_table(seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _mixed_table(seed: int) -> list[dict[str, Any]]:
+    """A random table whose keys mix separators (`ORG-a1`, `ORG_2026-01-08#a1`) and hold ids
+    with spaces."""
+    r = random.Random(seed)
+
+    def mixed(value: dict[str, Any]) -> dict[str, Any]:
+        if "S" not in value:
+            return value
+        text = str(value["S"])
+        if r.random() < 0.5:
+            text = text.replace("#", r.choice("-_|#"), 1)
+        return {"S": text.replace("a", "a b") if r.random() < 0.2 else text}
+
+    return [{k: mixed(v) for k, v in item.items()} for item in _random_table(seed)]
+
+
+@pytest.mark.parametrize("table", [_random_table, _mixed_table])
 @pytest.mark.parametrize("seed", range(40))
-def test_any_sample_gives_a_valid_draft_or_a_clear_error(seed: int) -> None:
-    info = TableInfo("t", "PK", "SK", {}, {"GSI1": ("GSI1PK", "GSI1SK"), "inv": ("SK", "PK")})
+def test_any_sample_gives_a_valid_draft_or_a_clear_error(
+    seed: int, table: Callable[[int], list[dict[str, Any]]]
+) -> None:
+    indexes = {"GSI1": ("GSI1PK", "GSI1SK"), "inv": ("SK", "PK"), "bySk": ("SK", "GSI1SK")}
+    info = TableInfo("t", "PK", "SK", {}, indexes)
     try:
-        draft = infer(info, _random_table(seed))
+        draft = infer(info, table(seed))
     except InferError as exc:
         assert "fits a rule" in str(exc)  # never "does not pass check-model"
     else:
@@ -393,3 +414,15 @@ def test_keys_of_one_table_with_different_separators() -> None:
     }
     (edge,) = model.edges.values()
     assert (edge.label, edge.source, edge.target) == ("ORDER_TO_INVOICE", "Order", "Invoice")
+
+
+def test_guesses_check_model_refuses_are_left_out_not_fatal() -> None:
+    # two own-item guesses of one partition prefix whose sort keys overlap
+    rows = _items(
+        {"PK": "ORG-e8", "SK": "ORG_2026-01-08#e8", "n": 1},
+        {"PK": "ORG-a7", "SK": "ORG_a7", "n": 2},
+        {"PK": "USER#u1", "SK": "USER#u1", "name": "U"},
+    )
+    draft = infer(INFO, rows, complete=True)
+    assert any("check-model refused its guess (items of" in n for n in draft.notes)
+    assert "User" in load_model_text(draft.text).types
