@@ -71,7 +71,11 @@ def write_table(
             {"IndexName": n, "KeySchema": schema(h, r), "Projection": {"ProjectionType": "ALL"}}
             for n, h, r in indexes
         ]
-    _client(url).create_table(**params)
+    client = _client(url)
+    try:
+        client.create_table(**params)
+    finally:
+        client.close()  # its pooled sockets, else a ResourceWarning in a later test
     resource = boto3.resource(
         "dynamodb",
         endpoint_url=url,
@@ -79,9 +83,12 @@ def write_table(
         aws_access_key_id="test",
         aws_secret_access_key="test",
     )
-    with resource.Table(name).batch_writer() as batch:
-        for item in items:
-            batch.put_item(Item=dict(item))
+    try:
+        with resource.Table(name).batch_writer() as batch:
+            for item in items:
+                batch.put_item(Item=dict(item))
+    finally:
+        resource.meta.client.close()
 
 
 def draft(dynamodb: EmbeddedDynamoDB, table: str, tmp_path: Path, *extra: str) -> tuple[Path, str]:
