@@ -337,6 +337,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--output", type=Path, metavar="F", help="write the model here instead of printing it"
     )
 
+    imported = commands.add_parser(
+        "import-model",
+        help="draft a model file from another tool's data model",
+        description="Draft a model from a data model another tool exported: an AWS NoSQL "
+        "Workbench export (--from nosql-workbench). A facet becomes a type of the same name, "
+        "key templates come from the facet's sample rows (TableData), a facet whose keys are "
+        "the keys of two other facets becomes an edge, GSIs become indexes; each guess and "
+        "each gap of the export is commented. The draft passes `edgewise check-model`.",
+    )
+    imported.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        choices=["nosql-workbench"],
+        help="the tool that wrote FILE",
+    )
+    imported.add_argument("file", type=Path, metavar="FILE", help="the exported JSON file")
+    imported.add_argument(
+        "--table",
+        metavar="T",
+        help="the table to draft, when the export holds several (env EDGEWISE_TABLE)",
+    )
+    imported.add_argument(
+        "--output", type=Path, metavar="F", help="write the model here instead of printing it"
+    )
+
     commands.add_parser(
         "model-schema",
         help="print the JSON Schema of the model file format",
@@ -526,7 +552,9 @@ def _infer(args: argparse.Namespace) -> None:
             described = await describe(table)
             total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate
             with tqdm(total=total, unit="items", desc="sampling", file=sys.stderr) as bar:
-                got = await sample(table, args.sample, progress=bar.update)
+                got = await sample(
+                    table, args.sample, described.get("ItemCount"), progress=bar.update
+                )
                 bar.total = bar.n  # the true count once read
                 return described, got
 
@@ -545,8 +573,28 @@ def _infer(args: argparse.Namespace) -> None:
     sys.stderr.write(
         f"edgewise infer: sampled {len(got.items)} items "
         f"({'the whole table' if got.complete else 'a sample'}), "
-        f"{got.units:g} read capacity units consumed{where}\n"
+        f"{got.units:g} read capacity units consumed over {got.segments} scan segments{where}\n"
     )
+
+
+def _import_model(args: argparse.Namespace) -> None:
+    from model.infer import InferError, import_workbench
+
+    try:
+        export = json.loads(args.file.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"edgewise import-model: cannot read {args.file}: {exc}") from None
+    try:
+        draft = import_workbench(export, args.table, args.file.name)
+    except InferError as exc:
+        raise SystemExit(f"edgewise import-model: {exc}") from None
+    for note in draft.notes:
+        sys.stderr.write(f"edgewise import-model: {note}\n")
+    if args.output:
+        args.output.write_text(draft.text)
+        sys.stderr.write(f"edgewise import-model: wrote {args.output}\n")
+    else:
+        sys.stdout.write(draft.text)
 
 
 def _model_schema(args: argparse.Namespace) -> None:
@@ -566,6 +614,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "check-model": _check_model,
         "model-schema": _model_schema,
         "infer": _infer,
+        "import-model": _import_model,
     }[args.command]
     try:
         handler(args)

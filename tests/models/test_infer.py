@@ -8,6 +8,7 @@ import asyncio
 import random
 import re
 import zlib
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,11 @@ def test_infer_round_trips_a_shipped_model(
     table = _shipped(dynamodb, name)
     inferred, text, err = _infer(dynamodb, table, tmp_path, capsys)
     assert structure(inferred) == structure(load_model(name))
-    assert re.search(r"sampled \d+ items \(the whole table\), [\d.]+ read capacity units", err)
+    assert re.search(
+        r"sampled \d+ items \(the whole table\), [\d.]+ read capacity units consumed over "
+        r"16 scan segments",
+        err,
+    )
     assert "# guess:" in text and "wrote" in err
 
 
@@ -310,8 +315,10 @@ def test_numeric_parts_of_sort_keys_and_composite_keys() -> None:
 @pytest.mark.parametrize("kind", ["N", "B"])
 def test_keys_that_are_not_strings_are_a_clear_error(kind: str) -> None:
     info = TableInfo("t", "PK", "SK", {"PK": "S", "SK": kind}, {})
-    with pytest.raises(InferError, match=r"keys are strings built from templates"):
+    with pytest.raises(InferError, match=r"keys are strings built from templates") as error:
         infer(info, [{"PK": {"S": "A#1"}, "SK": {kind: "1"}}])
+    assert f"is {'a number' if kind == 'N' else 'binary'} ({kind}) (sampled: 1)" in str(error.value)
+    assert f"declare `{{name: SK, type: {kind}}}` keys" in str(error.value)
 
 
 def _random_table(seed: int) -> list[dict[str, Any]]:
@@ -343,12 +350,79 @@ def _random_table(seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _mixed_table(seed: int) -> list[dict[str, Any]]:
+    """A random table whose keys mix separators (`ORG-a1`, `ORG_2026-01-08#a1`) and hold ids
+    with spaces."""
+    r = random.Random(seed)
+
+    def mixed(value: dict[str, Any]) -> dict[str, Any]:
+        if "S" not in value:
+            return value
+        text = str(value["S"])
+        if r.random() < 0.5:
+            text = text.replace("#", r.choice("-_|#"), 1)
+        return {"S": text.replace("a", "a b") if r.random() < 0.2 else text}
+
+    return [{k: mixed(v) for k, v in item.items()} for item in _random_table(seed)]
+
+
+@pytest.mark.parametrize("table", [_random_table, _mixed_table])
 @pytest.mark.parametrize("seed", range(40))
-def test_any_sample_gives_a_valid_draft_or_a_clear_error(seed: int) -> None:
-    info = TableInfo("t", "PK", "SK", {}, {"GSI1": ("GSI1PK", "GSI1SK"), "inv": ("SK", "PK")})
+def test_any_sample_gives_a_valid_draft_or_a_clear_error(
+    seed: int, table: Callable[[int], list[dict[str, Any]]]
+) -> None:
+    indexes = {"GSI1": ("GSI1PK", "GSI1SK"), "inv": ("SK", "PK"), "bySk": ("SK", "GSI1SK")}
+    info = TableInfo("t", "PK", "SK", {}, indexes)
     try:
-        draft = infer(info, _random_table(seed))
+        draft = infer(info, table(seed))
     except InferError as exc:
         assert "fits a rule" in str(exc)  # never "does not pass check-model"
     else:
         load_model_text(draft.text)
+
+
+@pytest.mark.parametrize("attribute", ["_type", "__typename", "entityType", "type"])
+def test_a_libraries_type_attribute_is_preferred_and_case_of_prefixes_kept(attribute: str) -> None:
+    rows = _items(
+        *(
+            {"PK": f"Customer#{c}", "SK": f"Customer#{c}", attribute: "customer", "tier": "a"}
+            for c in ("c1", "c2")
+        ),
+        *(
+            {"PK": f"Customer#{c}", "SK": f"order#{o}", attribute: "order", "tier": "b"}
+            for c, o in (("c1", "o1"), ("c2", "o2"))
+        ),
+    )
+    model = load_model_text(infer(INFO, rows, complete=True).text)
+    assert model.type_attribute == attribute  # not `tier`, which fits as well
+    assert set(model.types) == {"Customer", "Order"}
+    order = model.types["Order"]
+    assert (order.pk.text, order.sk.text) == ("Customer#{customerId}", "order#{id}")
+    assert order.parent is not None and order.parent.type == "Customer"
+
+
+def test_keys_of_one_table_with_different_separators() -> None:
+    rows = _items(
+        *({"PK": f"ORDER#o{i}", "SK": f"ORDER#o{i}", "total": i} for i in range(3)),
+        *({"PK": f"Invoice-9255{i}", "SK": f"Invoice-9255{i}", "paid": True} for i in range(3)),
+        *({"PK": f"ORDER#o{i}", "SK": f"Invoice-9255{i}"} for i in range(3)),
+    )
+    model = load_model_text(infer(INFO, rows, complete=True).text)
+    assert {n: t.pk.text for n, t in model.types.items()} == {
+        "Order": "ORDER#{id}",
+        "Invoice": "Invoice-{id}",
+    }
+    (edge,) = model.edges.values()
+    assert (edge.label, edge.source, edge.target) == ("ORDER_TO_INVOICE", "Order", "Invoice")
+
+
+def test_guesses_check_model_refuses_are_left_out_not_fatal() -> None:
+    # two own-item guesses of one partition prefix whose sort keys overlap
+    rows = _items(
+        {"PK": "ORG-e8", "SK": "ORG_2026-01-08#e8", "n": 1},
+        {"PK": "ORG-a7", "SK": "ORG_a7", "n": 2},
+        {"PK": "USER#u1", "SK": "USER#u1", "name": "U"},
+    )
+    draft = infer(INFO, rows, complete=True)
+    assert any("check-model refused its guess (items of" in n for n in draft.notes)
+    assert "User" in load_model_text(draft.text).types

@@ -1,0 +1,119 @@
+"""The draft's comments beyond each guess's own: the header (what was read, what was seen too
+rarely, the library that wrote the table, its collections, lower-cased keys) and the comments
+on kinds whose partitions are implicit types."""
+
+from __future__ import annotations
+
+import re
+
+from .indexes import Indexes
+from .libraries import ELECTRODB, TOOLBOX
+from .shapes import Kind
+from .values import n_items
+
+__all__ = ["RARE", "Header"]
+
+RARE = 3  # a kind of fewer sampled items is named in the header as too rare to trust
+
+
+class Header(Indexes):
+    """Comments of the draft as a whole."""
+
+    def implicit_lines(self, k: Kind, kinds: list[Kind]) -> list[str]:
+        """Comments on a keyed kind whose partition is never an item of its own."""
+        ends = [f'"{k.pk_prefix}…"']
+        if self.between_partitions(k, kinds):
+            ends.append(f'"{k.sk_prefix}…"')
+        keys = " and ".join(ends)
+        lines = [
+            f"    # implicit type: {keys} keys appear only inside other items' keys "
+            f"({n_items(k.count)}); declare {'them' if len(ends) > 1 else 'it'} with "
+            "`implicit: true` once supported, and this becomes "
+            + ("an edge between them" if len(ends) > 1 else "its child")
+        ]
+        if not self.complete:
+            lines.append(
+                f'    # no item has pk = sk = "{k.pk_prefix}…": if that is a type, the sample '
+                "may be too small to see it (sample more), and this becomes its child"
+            )
+        return lines
+
+    def library_lines(self, kinds: list[Kind]) -> list[str]:
+        """The header's word on the library that wrote the table, and on lower-cased keys."""
+        if self.library is None:
+            return []
+        entities = ", ".join(k.tag or k.name for k in kinds if k.tag)
+        article = "An" if self.library.name[0] in "AEIOU" else "A"
+        lines = [
+            f"# {article} {self.library.name} table ({self.library.evidence}): its entities "
+            f"({entities}) are the types below, {self.library.type_attribute} their type attribute."
+        ]
+        lowered = self.lowered_keys(kinds)
+        if lowered:
+            lines.append(
+                f"# Keys hold lower-cased values ({lowered}): declare `keyCasing: lower` once "
+                "supported; until then pass key values lower-cased to lookups."
+            )
+        lines += self.collection_lines(kinds)
+        if self.library.name == TOOLBOX:
+            lines.append(
+                "# _ct/_md are dynamodb-toolbox's created/modified stamps: declare "
+                "`timestamps: {created: _ct, modified: _md}` once supported."
+            )
+        return lines
+
+    def collection_lines(self, kinds: list[Kind]) -> list[str]:
+        """ElectroDB collections: entities whose index keys share a partition template under a
+        ``$<collection>#`` sort key (``$workplaces#employee_1#…``, ``$workplaces#office_1``)."""
+        if self.library is None or self.library.name != ELECTRODB:
+            return []
+        found: dict[tuple[str, str, str], list[str]] = {}
+        for k in kinds:
+            for index, (pk_t, sk_t, _, _) in self.index_templates(k).items():
+                head = (sk_t or "").split("#")[0]
+                if head.startswith("$") and not re.match(r"^\$\w+_\d+$", head):
+                    found.setdefault((head[1:], index, pk_t), []).append(k.name)
+        return [
+            f"# Collection {name!r}: {', '.join(types)} share {index}'s partition {pk_t!r}; each "
+            "has its own query below, one query of the union once `queries: {types: [...]}` "
+            "is supported."
+            for (name, index, pk_t), types in found.items()
+            if len(types) > 1
+        ]
+
+    def lowered_keys(self, kinds: list[Kind]) -> str:
+        """An example of a key value that is its attribute's value lower-cased, or ''."""
+        for k in kinds:
+            for r, values in zip(k.rows, k.values, strict=False):
+                for name, value in values.items():
+                    stored = r.text(name)
+                    if stored is not None and stored != value and stored.lower() == value:
+                        return f"{value!r} for {name} {stored!r}"
+        return ""
+
+    def header(self, kinds: list[Kind]) -> str:
+        total = self.info.item_count
+        scope = f"about {total} items" if total else "an unknown number of items"
+        first = self.origin or (
+            f"# Drafted by `edgewise infer` from {n_items(self.read_count)} read of table "
+            f"{self.info.name!r} ({scope}"
+            + ("; the whole table)" if self.complete else "; a sample)")
+            + "."
+        )
+        lines = [
+            first,
+            "# Every guess carries a comment with its evidence. Edit the names, then run",
+            "# `edgewise check-model FILE` and `edgewise serve --model FILE`.",
+        ]
+        lines += self.library_lines(kinds)
+        if not self.complete:
+            lines.append(
+                "# Types, edges and values that no sampled item shows are missing: "
+                "sample more with --sample N."
+            )
+            rare = [k for k in kinds if k.count < RARE]
+            if rare:
+                seen = ", ".join(f"{k.shape()} ({n_items(k.count)})" for k in rare)
+                lines.append(f"# Seen too rarely to trust (under {RARE} items each): {seen}.")
+        lines += [f"# note: {n}" for n in self.notes]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,357 @@
+"""The model file's text: header, table, enums, types, edges and queries, each guess commented."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..compile import lower_first
+from ..load import ModelError, parse_model
+from ..templates import Template
+from .header import Header
+from .shapes import Kind
+from .table import Draft, InferError, TableInfo
+from .values import field_decl, first_placeholder, gql_name, n_items, plural, yaml_str
+
+__all__ = ["Renderer", "infer"]
+
+RETRIES = 4  # drafts re-rendered without what check-model refused
+
+
+class Renderer(Header):
+    """The reading rendered as a commented model file."""
+
+    def run(self) -> Draft:
+        kinds = self.read()
+        if not any(k.role in ("node", "child", "keyed") for k in kinds):
+            reasons = "; ".join(
+                f"{n_items(k.count)} like {self.info.pk}={k.rows[0].pk!r}, "
+                f"{self.sk}={k.rows[0].sk!r}: {k.notes[0] if k.notes else k.role}"
+                for k in kinds
+            )
+            raise InferError(
+                f"no item of table {self.info.name!r} fits a rule of this draft ({reasons}); "
+                "Edgewise recognises types by key prefixes such as 'ORDER#' or by a type "
+                "attribute: write the model by hand (see `edgewise model-schema`)"
+            )
+        base, kept = list(self.notes), {id(k): list(k.notes) for k in kinds}
+        for attempt in range(RETRIES + 1):
+            self.notes = list(base)
+            for k in kinds:
+                k.notes = list(kept[id(k)])
+            self.claimed, self.enums, self.enum_evidence, self.overloaded = {}, {}, {}, {}
+            body = self.render(kinds)
+            for k in kinds:
+                if k.role == "unexplained":
+                    example = k.rows[0]
+                    self.notes.append(
+                        f"{n_items(k.count)} left out (e.g. {self.info.pk}={example.pk!r}, "
+                        f"{self.sk}={example.sk!r}): {k.notes[0]}"
+                    )
+            text = self.header(kinds) + body
+            try:
+                parse_model(text, "<inferred>", self.info.name)
+                break
+            except ModelError as exc:
+                if attempt == RETRIES or not self.drop_refused(kinds, exc.lines, kept):
+                    # a bug of these rules: say so rather than print a bad file
+                    raise InferError(
+                        "the drafted model does not pass check-model (please report this):\n"
+                        + "\n".join(exc.lines)
+                        + "\n--- draft ---\n"
+                        + text
+                    ) from None
+        return Draft(text, tuple(self.notes))
+
+    def drop_refused(
+        self, kinds: list[Kind], problems: Sequence[str], kept: dict[int, list[str]]
+    ) -> bool:
+        """Leaves out the types and edges check-model refused (two guesses that overlap, say),
+        and what hangs on them, each with check-model's word as its note; False when a problem
+        names no type or edge of the draft."""
+        named = {k.name: k for k in kinds if k.role in ("node", "child", "keyed", "edge")}
+        refused: dict[str, str] = {}
+        for line in problems:
+            match = re.match(r"^(?:types|edges)\.(\w+)\S* \(line \d+\): (.*)$", line)
+            if match is None or match.group(1) not in named:
+                return False
+            refused.setdefault(match.group(1), match.group(2))
+        changed = True
+        while changed:  # children and edges of what is left out go too
+            changed = False
+            for k in named.values():
+                ends = [e for e in (k.parent, k.source, k.target) if e is not None]
+                if k.name not in refused and any(e.name in refused for e in ends):
+                    refused[k.name] = "it hangs on a type left out"
+                    changed = True
+        for name, problem in refused.items():
+            k = named[name]
+            k.role = "unexplained"
+            kept[id(k)] = [f"check-model refused its guess ({problem})", *kept[id(k)]]
+            self.ids.pop(name, None)
+        return True
+
+    def render(self, kinds: list[Kind]) -> str:
+        out: list[str] = []
+        w = out.append
+        table = [
+            "table:",
+            f"  name: {yaml_str(self.info.name)}",
+            f"  partitionKey: {yaml_str(self.info.pk)}",
+            f"  sortKey: {yaml_str(self.sk)}",
+        ]
+        if self.type_attribute:
+            table.append(
+                f"  typeAttribute: {yaml_str(self.type_attribute)}  # guess: {self.type_evidence}"
+            )
+        if self.label_attribute:
+            table.append(
+                f"  labelAttribute: {yaml_str(self.label_attribute)}  # guess: on edge items only"
+            )
+        if self.version:
+            table.append(
+                f"  versionAttribute: {yaml_str(self.version)}  # guess: {self.version_evidence}"
+            )
+        stored = [r for k in kinds if k.role == "node" for r in k.rows if "id" in r.attrs]
+        store_keys = bool(stored) and all(
+            r.text("id") == r.pk.split(self.sep, 1)[-1] for r in stored
+        )
+        if store_keys:
+            table.append(
+                f"  storeKeyFields: true  # guess: {len(stored)} node items carry their id "
+                "as an attribute"
+            )
+        if self.timestamps:
+            table.append("  timestamps: true  # guess: createdAt/updatedAt on the node items")
+        types_out: list[str] = []
+        edges_out: list[str] = []
+        queries_out: list[str] = []
+        self.claimed["Query"] = {"id", "node", "nodes"}
+        for k in kinds:
+            if k.role in ("node", "child", "keyed"):
+                self.claimed["Query"].add(lower_first(k.name))
+                self.fields_of(k)
+        for k in kinds:
+            if k.role in ("node", "child", "keyed"):
+                types_out += self.type_block(k, kinds, queries_out)
+        for k in kinds:
+            if k.role == "edge":
+                edges_out += self.edge_block(k, queries_out)
+        if self.info.indexes:
+            table.append("  indexes:")
+            for name, (h, r) in self.info.indexes.items():
+                keys = f"partitionKey: {yaml_str(h)}" + (f", sortKey: {yaml_str(r)}" if r else "")
+                projection = self.info.projections.get(name, "ALL")
+                notes = []
+                if projection != "ALL":
+                    notes.append(f"projection {projection}: Edgewise reads whole items")
+                if name in self.inverted:
+                    notes.append("the table's keys swapped: reverse edges")
+                elif not any(self.value_of(row, h) is not None for row in self.rows):
+                    notes.append(f"no sampled item carries {h}: its uses are unknown")
+                note = f"  # {'; '.join(notes)}" if notes else ""
+                table.append(f"    {yaml_str(name)}: {{{keys}}}{note}")
+        out += table
+        if self.enums:
+            w("enums:")
+            for name, values in self.enums.items():
+                w(f"  {name}: [{', '.join(values)}]  # guess: {self.enum_evidence[name]}")
+        w("types:")
+        out += types_out
+        if edges_out:
+            w("edges:")
+            out += edges_out
+        if queries_out:
+            w("queries:")
+            out += queries_out
+        return "\n".join(out) + "\n"
+
+    def type_block(self, k: Kind, kinds: list[Kind], queries: list[str]) -> list[str]:
+        out: list[str] = []
+        evidence = f"{n_items(k.count)}, {k.shape()}"
+        if k.tag:
+            evidence += f", facet {k.tag}" if self.faceted else f", {self.type_attribute} = {k.tag}"
+        if k.count == 1:
+            evidence += "; one item only: a thin guess"
+        what = {
+            "node": "a node",
+            "child": f"a child of {k.parent.name if k.parent else ''}",
+            "keyed": "a keyed node (no parent node item seen)",
+        }[k.role]
+        out.append(f"  {k.name}:  # {what}: {evidence}")
+        own = {c.pk_prefix for c in kinds if c.role == "node" or c.own}
+        if k.own:
+            out.append(
+                f'    # the item of its "{k.pk_prefix}…" partition (its sort key repeats the '
+                "partition's value on every item): a parent of the partition's other items "
+                "once a key of two templates can be one"
+            )
+        elif k.role == "keyed" and k.pk_prefix not in own | {""} and self.library is None:
+            out += self.implicit_lines(k, kinds)
+        for note in k.notes:
+            out.append(f"    # {note}")
+        if k.role == "node" and k.pk_template.endswith("{id}"):  # one template: the global id
+            out.append(f"    key: {yaml_str(k.pk_template)}")
+        else:
+            out.append(f"    key: {{pk: {yaml_str(k.pk_template)}, sk: {yaml_str(k.sk_template)}}}")
+        if k.tag and k.tag != k.name and self.type_attribute:
+            out.append(f"    typeValue: {yaml_str(k.tag)}")
+        if k.role == "child" and k.parent is not None:
+            parent = k.parent
+            field_name = self.claim(k.name, lower_first(parent.name))
+            collection = self.claim(parent.name, plural(lower_first(k.name)))
+            order = "asc"
+            first = first_placeholder(k.sk_template)
+            first_type = self.placeholder_type(k, first) if first else ""
+            comment = f"guess: {n_items(k.count)} under {parent.name}'s partition"
+            if first_type.startswith(("Date", "DateTime")):
+                order = "desc"
+                comment += f"; newest first, as the sort key starts with {{{first}}}"
+            counter = f"n_{k.tag or k.name}"
+            count = ""
+            if any(counter in r.attrs for r in parent.rows):
+                count = ", count: counter"
+                comment += f"; {parent.name} items carry {counter}"
+            out.append(
+                f"    parent: {{type: {parent.name}, field: {field_name}, "
+                f"collection: {collection}, order: {order}{count}}}  # {comment}"
+            )
+        indexes = self.index_lines(k, queries)  # first: it may read an overloaded attribute
+        lines = self.field_lines.get(k.name, []) + self.overloaded.get(k.name, [])
+        claims = [c for c in kinds if c.role == "claim" and c.parent is k]
+        if lines or claims:
+            out.append("    fields:")
+            for name, declaration, comment in lines:
+                claim = next((c for c in claims if gql_name(c.link) == name), None)
+                if claim is not None:
+                    lowered = all(
+                        (v := r.pk[len(claim.pk_prefix) :]) == v.lower() for r in claim.rows
+                    )
+                    unique = (
+                        f"{{key: {yaml_str(claim.pk_prefix + '{' + name + '}')}"
+                        + (", caseInsensitive: true" if lowered else "")
+                        + (f", owner: {yaml_str(claim.owner)}" if claim.owner != "owner" else "")
+                        + (
+                            f", typeValue: {yaml_str(claim.tag)}"
+                            if claim.tag and self.type_attribute
+                            else ""
+                        )
+                        + "}"
+                    )
+                    type_ = re.sub(r"^\{type: |, attribute: .*\}$|\}$", "", declaration)
+                    stored = (
+                        declaration[declaration.index(", attribute") : -1]
+                        if (", attribute" in declaration)
+                        else ""
+                    )
+                    declaration = f"{{type: {type_}{stored}, unique: {unique}}}"
+                    comment += f"; unique: {claim.notes[0]}"
+                out.append(f"      {name}: {declaration}  # {comment}")
+        if indexes:
+            out.append("    indexes:")
+            out += indexes
+        return out
+
+    def edge_block(self, k: Kind, queries: list[str]) -> list[str]:
+        assert k.source is not None and k.target is not None
+        src, dst = k.source, k.target
+        evidence = f"{n_items(k.count)}, {k.shape()}: both keys are node keys"
+        if k.count == 1:
+            evidence += "; one item only: a thin guess"
+        out = [f"  {k.name}:  # guess: an edge {src.name} -> {dst.name}: {evidence}"]
+        for note in k.notes:
+            out.append(f"    # {note}")
+        out += [f"    from: {src.name}", f"    to: {dst.name}"]
+        source_rows = {r.pk: r for r in src.rows}
+        fields: list[str] = []
+        copies: set[str] = set()
+        for attribute in self.field_attributes(k):
+            name = gql_name(attribute)
+            ends = [source_rows.get(r.pk) for r in k.rows if attribute in r.attrs]
+            if (
+                ends
+                and all(
+                    e is not None and e.attrs.get(attribute) == r.attrs.get(attribute)
+                    for e, r in zip(ends, [r for r in k.rows if attribute in r.attrs], strict=True)
+                )
+                and any(
+                    n == name and "ref:" not in d for n, d, _ in self.field_lines.get(src.name, [])
+                )
+            ):
+                copies.add(name)
+                stored = "" if name == attribute else f", attribute: {yaml_str(attribute)}"
+                fields.append(
+                    f"      {name}: {{copyOf: from.{name}{stored}}}  # guess: equals the "
+                    f"{src.name}'s {name} on all {n_items(len(ends))}"
+                )
+                continue
+            typed = self.scalar(k, attribute, k.name)
+            if typed is None:
+                continue
+            fields.append(f"      {name}: {field_decl(typed[0], name, attribute)}  # {typed[1]}")
+        if fields:
+            out.append("    fields:")
+            out += fields
+        per_source = Counter(r.pk for r in k.rows)
+        if k.count >= 3 and max(per_source.values()) == 1:
+            forward = self.claim(src.name, lower_first(dst.name))
+            out.append(
+                f"    forward: {{field: {forward}, one: true}}  # guess: no sampled {src.name} "
+                f"has two (of {n_items(k.count)})"
+            )
+        else:
+            forward = self.claim(src.name, plural(lower_first(dst.name)))
+            out.append(f"    forward: {forward}")
+        templates = self.index_templates(k)
+        reverse = None
+        for index in self.inverted:
+            reverse = (index, f"{index} is the table's keys swapped")
+        entries = []
+        for index, (pk_t, sk_t, _, evidence) in templates.items():
+            entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")
+            entries.append(f"      {yaml_str(index)}: {{{entry}}}  # guess: {evidence}")
+            if pk_t.endswith("{to}") and sk_t == f"{src.pk_prefix}{{from}}" and reverse is None:
+                reverse = (index, f"{index} holds the {dst.name} end in its pk, {src.name} in sk")
+            elif "{to}" in pk_t and "{from}" in (sk_t or ""):
+                partition = pk_t.replace("{to}", "{id}")
+                sort = (sk_t or "").replace("{from}", "{id}")
+                readable = {"id", *copies}  # placeholders the from type can fill
+                if (
+                    set(Template.compile(partition).placeholders) <= {"id"}
+                    and set(Template.compile(sort).placeholders) <= readable
+                ):
+                    queries += self.query_lines(src.name, dst.name, index, partition, sort, src, [])
+        if reverse is not None:
+            per_target = Counter(r.sk for r in k.rows)
+            one = k.count >= 3 and max(per_target.values()) == 1
+            field_name = self.claim(
+                dst.name, lower_first(src.name) if one else plural(lower_first(src.name))
+            )
+            why = f"; no sampled {dst.name} has two" if one else ""
+            out.append(
+                f"    reverse: {{field: {field_name}, index: {yaml_str(reverse[0])}"
+                f"{', one: true' if one else ''}}}  # guess: {reverse[1]}{why}"
+            )
+        counters = [f"n_{k.tag or k.name}" in r.attrs for r in src.rows]
+        if k.tag and any(counters):
+            out.append(f"    count: counter  # guess: {src.name} items carry n_{k.tag}")
+        if entries:
+            out.append("    indexes:")
+            out += entries
+        return out
+
+
+def infer(
+    info: TableInfo,
+    items: Sequence[Mapping[str, Any]],
+    complete: bool = False,
+    facets: Sequence[str | None] | None = None,
+    origin: str = "",
+) -> Draft:
+    """Draft a model from DescribeTable's :class:`TableInfo` and sampled items (DynamoDB JSON).
+    ``complete`` says the sample is the whole table. ``facets`` (one per item) groups items
+    by a name known beforehand (NoSQL Workbench's facets) instead of a type attribute;
+    ``origin`` replaces the header's first line. Raises :class:`InferError`."""
+    return Renderer(info, items, complete, facets, origin).run()
