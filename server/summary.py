@@ -132,7 +132,7 @@ def summary(model: Model) -> str:
         for edge in model.edges.values():
             lines.append(f"  {edge.label}: {edge.source} -> {edge.target}")
     rows = access_patterns(model)
-    width = max(len(name) for name, _ in rows)
+    width = max((len(name) for name, _ in rows), default=0)
     lines.append(f"access patterns ({len(rows)}):")
     lines += [f"  {name.ljust(width)}  {cost}" for name, cost in rows]
     return "\n".join(lines) + "\n"
