@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EdgewiseError, error_code
+from .streams import stream_arn
 from .table import Table
 
 __all__ = ["PROBE_KEY", "Capabilities", "probe"]
@@ -40,6 +41,7 @@ class Capabilities:
     endpoint: str
     transactions: bool | None
     detail: str = ""
+    stream: bool | None = None  # whether the table has a stream (live queries need it)
 
     @property
     def missing(self) -> bool:
@@ -72,8 +74,10 @@ async def probe(table: Table) -> Capabilities:
     ConditionCheck that can change nothing. Never raises: an undecided probe has
     ``transactions=None``."""
     endpoint = str(table.client.meta.endpoint_url)
+    stream = None
     try:
         described = await table.describe()
+        stream = stream_arn(described) is not None
         types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
         names = [k["AttributeName"] for k in described["KeySchema"]]
         key: dict[str, Any] = {name: PROBE_VALUES[types[name]] for name in names}
@@ -87,10 +91,10 @@ async def probe(table: Table) -> Capabilities:
     except EdgewiseError as exc:
         cause = exc.__cause__ or exc
         if error_code(cause) == "TransactionCanceledException":  # ran, and the condition failed
-            return Capabilities(endpoint, True)
+            return Capabilities(endpoint, True, stream=stream)
         if (why := _refusal(cause)) is not None:
-            return Capabilities(endpoint, False, why)
-        return Capabilities(endpoint, None, str(exc))
+            return Capabilities(endpoint, False, why, stream)
+        return Capabilities(endpoint, None, str(exc), stream)
     except Exception as exc:  # e.g. an unexpected answer shape: undecided, not fatal
-        return Capabilities(endpoint, None, f"{type(exc).__name__}: {exc}")
-    return Capabilities(endpoint, True)
+        return Capabilities(endpoint, None, f"{type(exc).__name__}: {exc}", stream)
+    return Capabilities(endpoint, True, stream=stream)

@@ -23,6 +23,7 @@ from .errors import BadUserInput
 from .expressions import Expr
 from .keys import ItemKey
 from .table import Item, Layout, Table, to_dynamo
+from .watch import Watched
 
 __all__ = [
     "UNKNOWN",
@@ -232,11 +233,13 @@ def _known(future: asyncio.Future[Any] | None) -> Any:
 
 class Reads:
     """Build one per request, inside its event loop: a key is read at most once, and reads
-    made in the same tick share a batch."""
+    made in the same tick share a batch. With ``watched`` (a live query's answer) every key
+    read and partition listed is recorded there (:mod:`graph.watch`)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, watched: Watched | None = None) -> None:
         self.table = table
         self.layout = table.layout
+        self.watched = watched
         self._items: dict[ItemKey, asyncio.Future[Item | None]] = {}
         self._pages: dict[PageKey, asyncio.Future[Page]] = {}
         self._primed: dict[ItemKey, Item] = {}  # items Queries returned, not yet asked for
@@ -284,6 +287,8 @@ class Reads:
         return items
 
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
+        if self.watched is not None:
+            self.watched.keys.update(keys)
         found = await self.table.get_many(keys)
         return [found.get(key) for key in keys]
 
@@ -325,7 +330,13 @@ class Reads:
         if position is not None:
             params["ExclusiveStartKey"] = self._start(listing.index, branch, position)
         items, last, _ = await self.table.query(**params)
+        self._listed(listing, branch, items)
         return items, last is not None
+
+    def _listed(self, listing: Listing, branch: Branch, items: list[Item]) -> None:
+        if self.watched is not None:
+            item_key = self.layout.item_key
+            self.watched.listed(listing.index, branch.partition, map(item_key, items))
 
     async def _page(self, key: PageKey) -> Page:
         listing, first = key.listing, key.first
@@ -405,6 +416,7 @@ class Reads:
         total = 0
         while True:
             page, last, matched = await self.table.query(**params)
+            self._listed(listing, branch, page)
             items += page
             total += matched
             if last is None:

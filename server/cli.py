@@ -206,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
         "aioboto3 (env EDGEWISE_CLIENT)",
     )
     serve.add_argument(
+        "--subscriptions",
+        action=argparse.BooleanOptionalAction,
+        help="serve the Subscription type, live queries driven by the table's stream, over "
+        "WebSocket and Server-Sent Events (default on where the table has a stream; "
+        "env EDGEWISE_SUBSCRIPTIONS=0 turns them off)",
+    )
+    serve.add_argument(
         "--metrics",
         action=argparse.BooleanOptionalAction,
         help="serve Prometheus metrics on /metrics (env EDGEWISE_METRICS=1|0; default on, "
@@ -247,7 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--groups", type=int, default=0, help="groups to generate")
     seed.add_argument("--products", type=int, default=0, help="products to generate")
     seed.add_argument("--memberships", type=int, default=3, help="groups per user (default 3)")
-    seed.add_argument("--subscriptions", type=int, default=3, help="products per group (default 3)")
+    seed.add_argument(
+        "--subscriptions",
+        type=int,
+        default=3,
+        dest="group_subscriptions",  # not serve's --subscriptions setting
+        help="products per group (default 3)",
+    )
     seed.add_argument("--random-seed", type=int, default=0, help="same seed, same graph")
 
     bulk_format = (
@@ -339,7 +352,7 @@ async def _write_all(
 
 def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
-    counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
+    counts = (args.users, args.groups, args.products, args.memberships, args.group_subscriptions)
     generating = any(counts[:3])
     if generating and engine.name != DEMO:
         raise SystemExit(
