@@ -189,6 +189,7 @@ class StreamReader:
                     log.warning("the stream reader failed, retrying: %s", self.error)
                 if error_code(exc) in GONE or isinstance(exc, NoStream):
                     self._arn, self._shards = None, {}
+                listed = float("-inf")  # find the stream again (the table may be new)
                 await asyncio.sleep(min(self.max_poll * 2**failures, 5.0))
                 continue
             keys = [key for part in found for key in part]

@@ -40,6 +40,7 @@ class Prepared:
     operation_name: str | None
     kind: OperationType
     register: str | None = None  # a persisted query's hash, to remember once it ran
+    source: str = ""  # the document as the client sent it (what a persisted hash names)
 
 
 def bad_params(params: dict[str, Any]) -> str | None:
@@ -99,4 +100,4 @@ def prepare(
     kind = operation.operation
     if kind is OperationType.SUBSCRIPTION:
         query = as_query(query, operation)
-    return Prepared(query, variables, name, kind, register)
+    return Prepared(query, variables, name, kind, register, params["query"])

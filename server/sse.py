@@ -61,8 +61,6 @@ async def _events(
             finally:
                 pending = None
             yield _event("next", answer)
-        if prepared.register is not None:
-            state.persisted.remember(prepared.register, prepared.query)
         yield _event("complete", None)
     except Refused as refused:
         yield _event("next", {"errors": refused.errors})

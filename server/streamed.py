@@ -28,6 +28,12 @@ def _refusal(message: str, code: str) -> Refused:
     return Refused([{"message": message, "extensions": {"code": code}}])
 
 
+def _remember(state: Any, prepared: Prepared) -> None:
+    """A persisted query's text is kept once its operation ran (as for a request by HTTP)."""
+    if prepared.register is not None:
+        state.persisted.remember(prepared.register, prepared.source)
+
+
 async def answers(
     state: Any, prepared: Prepared, principal: Principal, transport: str, params: dict[str, Any]
 ) -> AsyncIterator[dict[str, Any]]:
@@ -48,6 +54,7 @@ async def answers(
             )
         finally:
             context.close()
+        _remember(state, prepared)
         if metrics is not None:
             metrics.subscription_messages.inc()
         yield answer_of(result, state.settings.production)
@@ -63,6 +70,7 @@ async def answers(
         raise _refusal("the table's stream cannot be read", "UNAVAILABLE") from None
     except RuntimeError as exc:
         raise _refusal(f"the table's stream cannot be read: {exc}", "UNAVAILABLE") from None
+    _remember(state, prepared)
     fields = {
         "transport": transport,
         "subscription_id": uuid.uuid4().hex,

@@ -106,8 +106,6 @@ class _Connection:
             prepared = prepare(params, state.schema, state.limits, state.persisted)
             async for answer in answers(state, prepared, principal, PROTOCOL, params):
                 await self.send({"type": "next", "id": op_id, "payload": answer})
-            if prepared.register is not None:
-                state.persisted.remember(prepared.register, prepared.query)
         except Refused as refused:
             await self.send({"type": "error", "id": op_id, "payload": refused.errors})
             self.operations.pop(op_id, None)
