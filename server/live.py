@@ -46,6 +46,7 @@ log = logging.getLogger("edgewise.live")
 
 COALESCE = 0.05  # seconds: the changes of this window cost one execution
 READY_TIMEOUT = 10.0  # seconds a first answer waits for the stream reader
+INTERNAL = {"message": "Internal server error", "extensions": {"code": "INTERNAL_SERVER_ERROR"}}
 
 
 def answer_of(result: Any, production: bool) -> dict[str, Any]:
@@ -278,14 +279,14 @@ class Hub:
                 operation_name=live.prepared.operation_name,
                 allowed_operation_types=(OperationType.QUERY,),
             )
+            answer = answer_of(result, self.production)
         except Exception:
             log.exception("a live query failed")
-            return
+            answer = {"errors": [INTERNAL], "data": None}
         finally:
             context.close()
             self.executions += 1
             self.requests += context.table.trace.requests
-        answer = answer_of(result, self.production)
         if self.lives.get(live.key) is not live:
             return
         self._unindex(live)

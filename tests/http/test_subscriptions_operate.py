@@ -138,3 +138,25 @@ async def test_a_listing_of_an_index_keyed_by_other_attributes_stays_live(demo: 
         after = (await receive(ws))["payload"]["data"]["tickets"]
     assert after["totalCount"] == before["totalCount"] + 1
     assert "Live" in {e["node"]["title"] for e in after["edges"]}
+
+
+async def test_a_log_line_as_each_subscription_starts_and_stops_without_variables(
+    demo: Table, caplog: pytest.LogCaptureFixture
+) -> None:
+    query = "subscription Watch($id: ID!) { user(id: $id) { name } }"
+    with caplog.at_level(logging.INFO, "edgewise.subscriptions"):
+        async with served(create_app(table=demo)) as (url, _app):
+            async with socket(url) as ws:
+                await subscribe(ws, "1", query, id="secret-variable-alice")
+                await receive(ws)
+            for _ in range(50):
+                if any("stopped" in r.getMessage() for r in caplog.records):
+                    break
+                await asyncio.sleep(0.05)
+    lines = [r for r in caplog.records if r.name == "edgewise.subscriptions"]
+    assert [r.getMessage().split(" (")[0] for r in lines] == [
+        "subscription Watch started",
+        "subscription Watch stopped",
+    ]
+    assert all(getattr(r, "transport", None) == "graphql-transport-ws" for r in lines)
+    assert "secret-variable" not in caplog.text
