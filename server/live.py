@@ -149,18 +149,20 @@ class Hub:
         return None
 
     async def _ready(self) -> None:
-        if self.reader is None:
+        """Start the stream reader (again, if it stopped) and wait until it is positioned."""
+        if self.reader is None or self._reading is None or self._reading.done():
+            self.failure = ""
             self.reader = StreamReader(None, self.table.describe, self.layout)
             self._reading = asyncio.create_task(self._read(self.reader))
-        async with asyncio.timeout(READY_TIMEOUT):
-            waiting = asyncio.ensure_future(self.reader.ready.wait())
-            assert self._reading is not None
-            done, _ = await asyncio.wait(
-                {waiting, self._reading}, return_when=asyncio.FIRST_COMPLETED
-            )
-            if waiting not in done:
-                waiting.cancel()
-                raise RuntimeError(self.failure or "the stream reader stopped")
+        reading: asyncio.Future[Any] = self._reading
+        waiting = asyncio.ensure_future(self.reader.ready.wait())
+        try:
+            async with asyncio.timeout(READY_TIMEOUT):
+                await asyncio.wait({waiting, reading}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+        if not self.reader.ready.is_set():
+            raise RuntimeError(self.failure or "the stream reader stopped")
 
     async def _read(self, reader: StreamReader) -> None:
         try:
