@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -133,6 +134,11 @@ class Hub:
         self.requests = 0  # DynamoDB requests they (and change matching) sent
         self.failure: str = ""
         self._matching: set[asyncio.Task[None]] = set()
+        # changes seen while executions run (numbered), for what an answer read before the
+        # hub knew it had: see _missed
+        self._running: Counter[int] = Counter()  # executions running, by the change they began at
+        self._seen = 0
+        self._during: list[tuple[int, ItemKey]] = []
         self.subscribers = 0  # subscriptions open
 
     # ---- the stream -----------------------------------------------------------------------
@@ -227,6 +233,10 @@ class Hub:
         """Items changed: run again (after the coalescing window) each live query whose answer
         read them, listed them or listed a partition they lie in."""
         keys = list(dict.fromkeys(keys))
+        if self._running:
+            for key in keys:
+                self._seen += 1
+                self._during.append((self._seen, key))
         matched: set[LiveQuery] = set()
         for key in keys:
             matched.update(self._by_key.get(key, ()))
@@ -269,8 +279,35 @@ class Hub:
         if self.lives.get(live.key) is live:
             live.task = asyncio.create_task(self._run(live))
 
+    def _missed(self, watched: Watched, since: int) -> bool:
+        """Whether a change seen since ``since`` (while the execution ran, before its reads
+        were indexed) concerns what it read; for a listing of an index keyed by other
+        attributes, any change (its item was not read)."""
+        changed = [key for seen, key in self._during if seen > since]
+        if not changed:
+            return False
+        if watched.needs_items(self.layout):
+            return True
+        return any(
+            key in watched.keys
+            or any(p in watched.partitions for p in partitions_of(self.layout, key))
+            for key in changed
+        )
+
     async def _run(self, live: LiveQuery) -> None:
         live.again = False
+        since = self._seen
+        self._running[since] += 1
+        try:
+            await self._execute(live, since)
+        finally:
+            self._running[since] -= 1
+            if not self._running[since]:
+                del self._running[since]
+            oldest = min(self._running, default=self._seen)
+            self._during = [(seen, key) for seen, key in self._during if seen > oldest]
+
+    async def _execute(self, live: LiveQuery, since: int) -> None:
         watched = Watched()
         context = self.make_context(None, self.table, live.principal, watched)
         try:
@@ -294,6 +331,7 @@ class Hub:
         self._unindex(live)
         live.watched = watched
         self._index(live)
+        live.again = live.again or self._missed(watched, since)
         first = not live.answered
         live.answered = True
         if first or answer != live.last:
