@@ -158,6 +158,7 @@ async def _init_deadline(connection: _Connection) -> None:
 async def websocket(ws: WebSocket) -> None:
     """One WebSocket connection at ``/graphql``."""
     if PROTOCOL not in ws.scope.get("subprotocols", []):
+        await ws.accept()  # as graphql-ws's server does: accepted, then closed with the code
         await ws.close(4406, "Subprotocol not acceptable")
         return
     await ws.accept(PROTOCOL)

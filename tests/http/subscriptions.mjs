@@ -1,11 +1,13 @@
 // Live queries through real clients over graphql-transport-ws (the URL of /graphql is the first
 // argument, a bearer token the optional second): graphql-ws's own client, Apollo Client's
-// GraphQLWsLink and urql's subscriptionExchange (both over graphql-ws). Each subscribes to a
+// GraphQLWsLink and urql's subscriptionExchange (both over graphql-ws), and over Server-Sent
+// Events graphql-sse's client (distinct connections mode). Each subscribes to a
 // user's name, renames the user with a mutation over HTTP once the first answer came, and waits
 // for the second. Prints one JSON object: the answers each client saw.
 import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { Client as UrqlClient, subscriptionExchange } from '@urql/core';
+import { createClient as createSseClient } from 'graphql-sse';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
@@ -124,5 +126,22 @@ report.urql = await twoAnswers(
   'Alice by urql',
 );
 await urqlWs.dispose();
+
+const sse = createSseClient({
+  url,
+  singleConnection: false,
+  headers: token ? { authorization: `Bearer ${token}` } : {},
+  retryAttempts: 0,
+});
+report.graphqlSse = await twoAnswers(
+  (next, error) =>
+    sse.subscribe(
+      { query: NAME, variables: { id: 'bob' } },
+      { next: (value) => next(value), error, complete: () => {} },
+    ),
+  'bob',
+  'Bob by graphql-sse',
+);
+sse.dispose();
 
 process.stdout.write(JSON.stringify(report) + '\n');

@@ -331,7 +331,7 @@ async def test_a_subscription_by_plain_post_is_refused(live: tuple[str, Starlett
     assert "WebSocket" in body["errors"][0]["message"]
 
 
-async def test_graphql_ws_apollo_and_urql_clients_see_live_answers(
+async def test_graphql_ws_apollo_urql_and_graphql_sse_clients_see_live_answers(
     live: tuple[str, Starlette],
 ) -> None:
     url, _app = live
@@ -344,4 +344,5 @@ async def test_graphql_ws_apollo_and_urql_clients_see_live_answers(
         "graphqlWs": ["Alice", "Alice by graphql-ws"],
         "apollo": ["Bob", "Bob by Apollo"],
         "urql": ["Alice by graphql-ws", "Alice by urql"],
+        "graphqlSse": ["Bob by Apollo", "Bob by graphql-sse"],
     }

@@ -13,13 +13,17 @@ from typing import Any
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from graph.client import table_definition
 from graph.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from server.app import create_app
+from server.auth import Authenticator
 from server.settings import Settings
 from tests.http.test_subscriptions import hub_of, post, receive, served, socket, subscribe
+from tests.tokens import SECRET, bearer, hs256
 
 SUBSCRIPTION_TYPE = "{ __schema { subscriptionType { name } } }"
 
@@ -160,3 +164,41 @@ async def test_a_log_line_as_each_subscription_starts_and_stops_without_variable
     ]
     assert all(getattr(r, "transport", None) == "graphql-transport-ws" for r in lines)
     assert "secret-variable" not in caplog.text
+
+
+async def test_subscriptions_per_server_are_limited(demo: Table) -> None:
+    app = create_app(Settings(subscriptions_max=1), table=demo)
+    async with served(app) as (url, _app), socket(url) as ws:
+        await subscribe(ws, "1", 'subscription { user(id: "alice") { name } }')
+        assert (await receive(ws))["type"] == "next"
+        await subscribe(ws, "2", 'subscription { user(id: "bob") { name } }')
+        refused = await receive(ws)
+    assert refused["type"] == "error"
+    assert refused["payload"][0]["extensions"]["code"] == "UNAVAILABLE"
+
+
+async def test_server_sent_events_need_a_token_in_production(demo: Table) -> None:
+    app = create_app(Settings(production=True), demo, Authenticator(secret=SECRET))
+    query = {"query": 'subscription { user(id: "alice") { name } }'}
+    events = {"Accept": "text/event-stream"}
+    async with served(app) as (url, _app), httpx.AsyncClient(timeout=10) as client:
+        refused = await client.post(f"{url}/graphql", json=query, headers=events)
+        assert refused.status_code == 401
+        async with client.stream(
+            "POST", f"{url}/graphql", json=query, headers=events | bearer(hs256("alice"))
+        ) as response:
+            assert response.status_code == 200
+            lines = response.aiter_lines()
+            assert await anext(lines) == "event: next"
+            assert json.loads((await anext(lines)).removeprefix("data: ")) == {
+                "data": {"user": {"name": "Alice"}}
+            }
+
+
+async def test_a_socket_without_the_subprotocol_is_closed_4406(demo: Table) -> None:
+    async with served(create_app(table=demo)) as (url, _app):
+        ws_url = url.replace("http://", "ws://") + "/graphql"
+        async with connect(ws_url) as ws:
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4406
