@@ -33,6 +33,7 @@ from .limits import Limits
 from .live import Hub
 from .observe import observed
 from .persisted import PersistedQueries
+from .pubsub import RedisChanges
 from .settings import Settings
 from .telemetry import flushing, tracer_provider_from_env
 from .ws import websocket
@@ -176,6 +177,7 @@ async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None
         lambda: open_streams_client(endpoint, config),
         settings.production,
         metrics_.stream_records.inc if metrics_ is not None else None,
+        RedisChanges(settings.pubsub, table.name) if settings.pubsub else None,
     )
 
 

@@ -24,7 +24,7 @@ import contextlib
 import json
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +40,7 @@ from .auth import Principal
 from .engine.executor import ModelSchema
 from .errors import format_errors
 from .prepare import Prepared
+from .pubsub import RedisChanges, channels_watched
 
 __all__ = ["COALESCE", "Hub", "LiveQuery", "Subscription", "answer_of"]
 
@@ -102,6 +103,7 @@ class LiveQuery:
     timer: asyncio.TimerHandle | None = None
     task: asyncio.Task[None] | None = None
     again: bool = False
+    channels: set[str] = field(default_factory=set)  # with pub/sub: the channels it needs
 
 
 class Hub:
@@ -116,6 +118,7 @@ class Hub:
         open_streams: Callable[[], AbstractAsyncContextManager[Any]],
         production: bool = False,
         on_records: Callable[[int], None] | None = None,
+        pubsub: RedisChanges | None = None,
     ) -> None:
         self.schema = schema
         self.table = table
@@ -124,6 +127,7 @@ class Hub:
         self.open_streams = open_streams
         self.production = production
         self.on_records = on_records
+        self.pubsub = pubsub  # changes from a relay (serve --pubsub), not from the stream
         self.lives: dict[tuple[str, str, str | None, Principal], LiveQuery] = {}
         self._by_key: dict[ItemKey, set[LiveQuery]] = {}
         self._by_partition: dict[Partition, set[LiveQuery]] = {}
@@ -145,7 +149,10 @@ class Hub:
 
     @property
     def down(self) -> str | None:
-        """Why the stream reader is down, or None (also before it started)."""
+        """Why the stream reader (or the pub/sub connection) is down, or None (also before it
+        started)."""
+        if self.pubsub is not None:
+            return self.pubsub.down
         if self.reader is None:
             return None
         if self._reading is not None and self._reading.done():
@@ -155,7 +162,14 @@ class Hub:
         return None
 
     async def _ready(self) -> None:
-        """Start the stream reader (again, if it stopped) and wait until it is positioned."""
+        """Start the stream reader (again, if it stopped) and wait until it is positioned; with
+        ``pubsub``, its listener instead."""
+        if self.pubsub is not None:
+            if self._reading is None:
+                self._reading = asyncio.create_task(self.pubsub.run(self._received))
+            async with asyncio.timeout(READY_TIMEOUT):
+                await self.pubsub.ready.wait()
+            return
         if self.reader is None or self._reading is None or self._reading.done():
             self.failure = ""
             self.reader = StreamReader(None, self.table.describe, self.layout)
@@ -170,14 +184,17 @@ class Hub:
         if not self.reader.ready.is_set():
             raise RuntimeError(self.failure or "the stream reader stopped")
 
+    def _received(self, keys: list[ItemKey]) -> None:
+        if self.on_records is not None:
+            self.on_records(len(keys))
+        self.changed(keys)
+
     async def _read(self, reader: StreamReader) -> None:
         try:
             async with self.open_streams() as streams:
                 reader.streams = streams
                 async for keys in reader.changes():
-                    if self.on_records is not None:
-                        self.on_records(len(keys))
-                    self.changed(keys)
+                    self._received(keys)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -222,6 +239,8 @@ class Hub:
             return
         del self.lives[live.key]
         self._unindex(live)
+        if self.pubsub is not None and live.channels:
+            self._background(self.pubsub.unwatch(live.channels))
         if live.timer is not None:
             live.timer.cancel()
         if live.task is not None:
@@ -245,9 +264,12 @@ class Hub:
         for live in matched:
             self._schedule(live, COALESCE)
         if self._attribute_watchers:
-            task = asyncio.create_task(self._changed_in_indexes(keys, matched))
-            self._matching.add(task)
-            task.add_done_callback(self._matching.discard)
+            self._background(self._changed_in_indexes(keys, matched))
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._matching.add(task)
+        task.add_done_callback(self._matching.discard)
 
     async def _changed_in_indexes(self, keys: list[ItemKey], matched: set[LiveQuery]) -> None:
         """The partitions of indexes keyed by other attributes need the items: one read for
@@ -332,6 +354,9 @@ class Hub:
         live.watched = watched
         self._index(live)
         live.again = live.again or self._missed(watched, since)
+        if self.pubsub is not None:
+            # a change published before the new channels were subscribed: read once more
+            live.again = await self._channels(live) or live.again
         first = not live.answered
         live.answered = True
         if first or answer != live.last:
@@ -341,6 +366,16 @@ class Hub:
         if live.again:
             live.task = None
             self._schedule(live, COALESCE)
+
+    async def _channels(self, live: LiveQuery) -> bool:
+        """Subscribe to the channels of what ``live`` read now (and leave those it no longer
+        needs); whether one was new."""
+        assert self.pubsub is not None
+        before = live.channels
+        live.channels = channels_watched(self.table.name, self.layout, live.watched)
+        new = await self.pubsub.watch(live.channels)
+        await self.pubsub.unwatch(before)
+        return new
 
     def _index(self, live: LiveQuery) -> None:
         for key in live.watched.keys:
