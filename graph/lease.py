@@ -52,8 +52,9 @@ class Lease:
     def renew_every(self) -> float:
         return self.ttl / 3
 
-    async def acquire(self) -> None:
-        """Take the lease, or renew it; :class:`LeaseHeld` when another process holds it."""
+    async def acquire(self, state: dict[str, str] | None = None) -> None:
+        """Take the lease, or renew it, keeping ``state`` in it (the holder's progress, for
+        whoever holds it next); :class:`LeaseHeld` when another process holds it."""
         layout = self.table.layout
         now = time.time()
         item: Item = {
@@ -62,6 +63,8 @@ class Lease:
             "owner": self.owner,
             "expires": Decimal(f"{now + self.ttl:.3f}"),
         }
+        if state:
+            item["state"] = dict(state)
         params: dict[str, Any] = {
             "Item": to_dynamo(item),
             "ConditionExpression": "attribute_not_exists(#pk) OR #owner = :me OR #expires < :now",
@@ -77,16 +80,24 @@ class Lease:
         }
         await self.table.write("PutItem", params, on_fail=_held, leaves=item)
 
+    async def state(self) -> dict[str, str]:
+        """The ``state`` the last holder kept in the lease (empty without one)."""
+        item = await self.table.get_item(self.key)
+        kept = (item or {}).get("state")
+        return {str(k): str(v) for k, v in kept.items()} if isinstance(kept, dict) else {}
+
     async def release(self) -> None:
-        """Give the lease up (if this process still holds it), so another takes it at once."""
+        """Give the lease up (if this process still holds it), so another takes it at once;
+        its ``state`` stays for the next holder."""
         params: dict[str, Any] = {
             "Key": self.table.layout.key(self.key),
+            "UpdateExpression": "SET #expires = :past",
             "ConditionExpression": "#owner = :me",
-            "ExpressionAttributeNames": {"#owner": "owner"},
-            "ExpressionAttributeValues": {":me": {"S": self.owner}},
+            "ExpressionAttributeNames": {"#owner": "owner", "#expires": "expires"},
+            "ExpressionAttributeValues": {":me": {"S": self.owner}, ":past": {"N": "0"}},
         }
         with contextlib.suppress(LeaseHeld):
-            await self.table.write("DeleteItem", params, on_fail=_held)
+            await self.table.write("UpdateItem", params, on_fail=_held)
 
     def is_lease(self, key: ItemKey) -> bool:
         """Whether ``key`` is a lease item's (a change to it concerns no answer)."""

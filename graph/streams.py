@@ -73,6 +73,9 @@ class StreamReader:
     error: str = ""
     records: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    # where a previous reader stopped (shard id to the last sequence number it read): those
+    # shards resume after it, and shards it did not know start at their beginning
+    start_after: dict[str, str] = field(default_factory=dict)
     _shards: dict[str, Shard] = field(default_factory=dict)
     _arn: str | None = None
 
@@ -86,7 +89,9 @@ class StreamReader:
 
     async def _list_shards(self, arn: str, at_start: bool) -> None:
         """Add the stream's shards not known yet: at start the open ones (from LATEST; closed
-        ones hold only the past), later every new one (from TRIM_HORIZON)."""
+        ones hold only the past) or, after a previous reader, its shards after where it
+        stopped and the ones it did not know from their beginning; later every new one (from
+        TRIM_HORIZON)."""
         start: str | None = None
         while True:
             params: dict[str, Any] = {"StreamArn": arn}
@@ -99,12 +104,18 @@ class StreamReader:
                     continue
                 closed = "EndingSequenceNumber" in raw.get("SequenceNumberRange", {})
                 shard = Shard(shard_id, raw.get("ParentShardId"))
-                if at_start:
+                after = self.start_after.get(shard_id)
+                if after is not None:  # resume where the previous reader stopped
+                    shard.iterator = await self._resume(arn, shard_id, after)
+                    shard.started, shard.last = True, after
+                elif at_start and not self.start_after:
                     if closed:
                         shard.done = True
                     else:
                         shard.iterator = await self._iterator(arn, shard_id, "LATEST")
                         shard.started = True
+                elif at_start and closed:
+                    shard.done = True  # older than the previous reader's shards
                 self._shards[shard_id] = shard
             start = description.get("LastEvaluatedShardId")
             if not start:
@@ -117,6 +128,19 @@ class StreamReader:
         else:
             params["ShardIteratorType"] = kind
         return str((await self.streams.get_shard_iterator(**params))["ShardIterator"])
+
+    @property
+    def positions(self) -> dict[str, str]:
+        """Shard id to the last sequence number read, for a reader that takes over."""
+        return {s.id: s.last for s in self._shards.values() if s.last is not None}
+
+    async def _resume(self, arn: str, shard_id: str, after: str) -> str:
+        try:
+            return await self._iterator(arn, shard_id, "LATEST", after)
+        except Exception as exc:
+            if error_code(exc) not in TRIMMED:
+                raise
+            return await self._iterator(arn, shard_id, "TRIM_HORIZON")  # past 24 h: the oldest
 
     def _readable(self, shard: Shard) -> bool:
         """Not drained, and its parent (if this reader knows it) drained first."""

@@ -3,9 +3,11 @@ pub/sub for every ``serve --pubsub`` (:mod:`server.pubsub`).
 
 A relay holds the table's stream lease (:mod:`graph.lease`) while it reads: a second relay
 waits, trying every ``ttl / 3`` seconds, and takes over when the holder stops renewing (it
-crashed) or releases the lease (a clean stop). The new holder reads from ``LATEST``: changes made
-during the takeover are not replayed (a checkpoint of the last sequence number read is not built
-yet). It also publishes a heartbeat, which the servers' ``/readyz`` listens for.
+crashed) or releases the lease (a clean stop). The holder keeps in the lease, at each renewal,
+the last sequence number it published of each shard: its successor resumes after them (a
+record published twice is harmless: servers read the answer again), and reads from ``LATEST``
+only when there is none. It also publishes a heartbeat, which the servers' ``/readyz`` listens
+for.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graph.client import Endpoint, client_config, open_client, open_streams_client
@@ -48,6 +50,7 @@ class Relay:
     published: int = 0
     holding: bool = False
     reader: StreamReader | None = None  # while holding the lease
+    checkpoint: dict[str, str] = field(default_factory=dict)  # shard id to the last published
 
     async def run(self) -> None:
         """Wait for the lease, read and publish while holding it; until cancelled (then the
@@ -57,7 +60,8 @@ class Relay:
         try:
             while True:
                 try:
-                    await lease.acquire()
+                    previous = await lease.state()  # where the last holder stopped
+                    await lease.acquire(previous)
                 except LeaseHeld as held:
                     if held.holder != waiting_for:
                         waiting_for = held.holder
@@ -68,6 +72,7 @@ class Relay:
                 log.info("relay %s holds the stream lease of %r", self.owner, self.table.name)
                 self.holding = True
                 try:
+                    self.checkpoint = previous
                     await self._hold(lease)
                 except _LostLease:
                     log.warning("relay %s lost the stream lease", self.owner)
@@ -91,14 +96,16 @@ class Relay:
             now = asyncio.get_running_loop().time()
             if now - renewed >= lease.renew_every:
                 try:
-                    await lease.acquire()
+                    await lease.acquire(self.checkpoint)
                 except LeaseHeld:
                     raise _LostLease from None
                 renewed = now
 
     async def _publish(self, lease: Lease) -> None:
         layout: Layout = self.table.layout
-        reader = self.reader = StreamReader(self.streams, self.table.describe, layout)
+        reader = self.reader = StreamReader(
+            self.streams, self.table.describe, layout, start_after=dict(self.checkpoint)
+        )
         async for keys in reader.changes():
             pipeline = self.redis.pipeline(transaction=False)
             for key in dict.fromkeys(keys):
@@ -109,6 +116,7 @@ class Relay:
                     pipeline.publish(channel, message)
                 self.published += 1
             await pipeline.execute()
+            self.checkpoint = reader.positions  # published: a successor resumes after it
 
 
 @asynccontextmanager

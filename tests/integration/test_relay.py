@@ -168,8 +168,34 @@ async def test_edgewise_relay_holds_the_lease_and_releases_it_on_sigterm(
             _, stderr = await process.communicate()
         assert process.returncode == 0, stderr.decode()
         assert "holds the stream lease" in stderr.decode()
-        assert "Item" not in await demo.client.get_item(TableName="graph", Key=lease)
+        released = await demo.client.get_item(TableName="graph", Key=lease)
+        assert released["Item"]["expires"] == {"N": "0"}  # expired: the next relay takes it
     finally:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_relay_taking_over_resumes_where_the_last_one_stopped(
+    demo: Table, dynamodb: EmbeddedDynamoDB, redis_url: str
+) -> None:
+    async with AsyncExitStack() as stack:
+        app = create_app(Settings(pubsub=redis_url), table=demo)
+        url, _app = await stack.enter_async_context(served(app))
+        first, first_task = await stack.enter_async_context(running(dynamodb, redis_url))
+        await _positioned(first)
+        ws = await stack.enter_async_context(socket(url))
+        await subscribe(ws, "1", NAME)
+        await receive(ws)
+        await asyncio.sleep(0.2)  # the extra read after subscribing to new channels
+        await post(url, 'mutation { updateUser(input: {id: "alice", name: "U1"}) { id } }')
+        assert (await receive(ws))["payload"] == {"data": {"user": {"name": "U1"}}}
+        await asyncio.sleep(1.0)  # a renewal keeps what the relay published in the lease
+        first_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first_task
+        # written while no relay reads the stream
+        await post(url, 'mutation { updateUser(input: {id: "alice", name: "U2"}) { id } }')
+        second, _ = await stack.enter_async_context(running(dynamodb, redis_url))
+        assert (await receive(ws))["payload"] == {"data": {"user": {"name": "U2"}}}
+        assert second.holding
