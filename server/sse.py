@@ -2,13 +2,15 @@
 POST (or a GET, queries and subscriptions only) with ``Accept: text/event-stream`` is answered
 with one event stream for its one operation: ``next`` events, each an answer, then
 ``complete``. The token comes in the ``Authorization`` header, as for any request (checked by
-:func:`server.http.graphql` before this runs). An operation that cannot run is answered 4xx
-with its errors as JSON, before any event."""
+:func:`server.http.graphql` before this runs); the stream completes when it expires. An
+operation that cannot run is answered 4xx with its errors as JSON, before any event."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,7 +18,7 @@ from graphql import OperationType
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from .auth import Principal
+from .auth import Principal, expires_at
 from .prepare import Prepared, Refused, prepare
 from .streamed import answers
 
@@ -46,12 +48,16 @@ async def _events(
     state = request.app.state
     stream = answers(state, prepared, principal, "sse", params).__aiter__()
     pending: asyncio.Task[dict[str, Any]] | None = None
+    expires = expires_at(request.headers.get("authorization"))
     try:
         while True:
             if pending is None:
                 pending = asyncio.ensure_future(stream.__anext__())
-            done, _ = await asyncio.wait({pending}, timeout=KEEP_ALIVE)
+            wait = KEEP_ALIVE if expires is None else min(KEEP_ALIVE, expires - time.time())
+            done, _ = await asyncio.wait({pending}, timeout=max(0.0, wait))
             if not done:
+                if expires is not None and time.time() >= expires:
+                    break  # the stream ends with its token: the client renews it
                 yield b": keep-alive\n\n"
                 continue
             try:
@@ -66,8 +72,10 @@ async def _events(
         yield _event("next", {"errors": refused.errors})
         yield _event("complete", None)
     finally:
-        if pending is not None:
+        if pending is not None:  # end the answer awaited, then the stream itself
             pending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Refused):
+                await pending
         await stream.aclose()  # type: ignore[attr-defined]
 
 

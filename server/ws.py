@@ -3,7 +3,8 @@ graphql-ws library (what Apollo Client's ``GraphQLWsLink`` and urql's ``subscrip
 speak through it), after strawberry's handler of the same protocol.
 
 ``connection_init`` within :data:`INIT_TIMEOUT` (else 4408), its payload carrying the token as
-``{"authorization": "Bearer <jwt>"}`` (a refused token: 4403; a second init: 4429); then
+``{"authorization": "Bearer <jwt>"}`` (a refused token: 4403, and 4403 again when it expires,
+so the client reconnects with a fresh one; a second init: 4429); then
 ``subscribe`` / ``next`` / ``error`` / ``complete`` per operation id (a subscribe before the ack:
 4401; an id in use: 4409), ``ping`` answered ``pong``. A message that is not the protocol's:
 4400; a failure of the server's own: 4500. A subscription is a live query (:mod:`server.live`);
@@ -16,13 +17,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
+from collections.abc import Coroutine
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from graph.errors import Unavailable
 
-from .auth import Principal
+from .auth import Principal, expires_at
 from .errors import Unauthenticated
 from .prepare import prepare
 from .streamed import Refused, answers
@@ -43,6 +46,13 @@ class _Connection:
         self.initialised = False
         self.operations: dict[str, asyncio.Task[None]] = {}
         self.closing = False
+        self.expiry: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def send(self, message: dict[str, Any]) -> None:
         if self.ws.application_state is WebSocketState.CONNECTED and not self.closing:
@@ -74,6 +84,12 @@ class _Connection:
         except Unavailable:
             await self.close(4500, "the token could not be checked")
             return
+        expires = expires_at(token if isinstance(token, str) else None)
+        if expires is not None:  # the connection ends with its token: the client renews it
+            self.expiry = asyncio.get_running_loop().call_at(
+                asyncio.get_running_loop().time() + max(0.0, expires - time.time()),
+                lambda: self._background(self.close(4403, "Forbidden: the token expired")),
+            )
         await self.send({"type": "connection_ack"})
 
     async def subscribe(self, message: dict[str, Any]) -> None:
@@ -140,6 +156,8 @@ class _Connection:
             await self.close(4400, f"Unknown message type {str(kind)[:40]!r}")
 
     async def stop(self) -> None:
+        if self.expiry is not None:
+            self.expiry.cancel()
         tasks = list(self.operations.values())
         self.operations.clear()
         for task in tasks:

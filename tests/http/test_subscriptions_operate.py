@@ -202,3 +202,30 @@ async def test_a_socket_without_the_subprotocol_is_closed_4406(demo: Table) -> N
             with pytest.raises(ConnectionClosed) as closed:
                 await asyncio.wait_for(ws.recv(), 5)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 4406
+
+
+async def test_a_socket_is_closed_4403_when_its_token_expires(demo: Table) -> None:
+    app = create_app(Settings(production=True), demo, Authenticator(secret=SECRET))
+    # the token is made once the server runs: expired 57 s ago, still accepted within the
+    # minute of leeway for 2 or 3 seconds
+    async with served(app) as (url, _app), socket(url, hs256("alice", ttl=-57)) as ws:
+        await subscribe(ws, "1", 'subscription { user(id: "alice") { name } }')
+        assert (await receive(ws))["type"] == "next"
+        with pytest.raises(ConnectionClosed) as closed:
+            await asyncio.wait_for(ws.recv(), 5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+
+
+async def test_an_event_stream_completes_when_its_token_expires(demo: Table) -> None:
+    app = create_app(Settings(production=True), demo, Authenticator(secret=SECRET))
+    query = {"query": 'subscription { user(id: "alice") { name } }'}
+    async with served(app) as (url, app_), httpx.AsyncClient(timeout=10) as client:
+        headers = {"Accept": "text/event-stream"} | bearer(hs256("alice", ttl=-57))
+        response = await client.post(f"{url}/graphql", json=query, headers=headers)
+        assert response.text.startswith("event: next\n")
+        assert response.text.endswith("event: complete\ndata: \n\n")
+        for _ in range(50):  # the subscription ended with the stream
+            if not hub_of(app_).subscribers:
+                break
+            await asyncio.sleep(0.05)
+        assert hub_of(app_).subscribers == 0
