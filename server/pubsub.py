@@ -17,16 +17,25 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 from graph.keys import ItemKey
 from graph.table import Layout
 from graph.watch import Watched, partitions_of
 
-__all__ = ["SILENCE", "RedisChanges", "channels_of", "channels_watched", "open_redis"]
+__all__ = [
+    "SILENCE",
+    "RedisChanges",
+    "channels_of",
+    "channels_watched",
+    "open_redis",
+    "redis_call",
+]
 
 log = logging.getLogger("edgewise.pubsub")
+
+T = TypeVar("T")
 
 HEARTBEAT = 1.0  # seconds between the relay's heartbeats
 SILENCE = 5.0  # seconds without one after which a server reports the pub/sub down
@@ -57,6 +66,17 @@ def channels_watched(table: str, layout: Layout, watched: Watched) -> set[str]:
         else:
             found.add(_channel(table, "all"))
     return found
+
+
+async def redis_call(call: Awaitable[T]) -> T:
+    """Await a redis-py command, keeping a cancellation: redis-py 8.1's asyncio client can
+    swallow one that arrives mid-command (the task goes on, still marked cancelling), which
+    would leave a relay or a listener running after it was stopped."""
+    result = await call
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+    return result
 
 
 def open_redis(url: str) -> Any:
@@ -103,7 +123,7 @@ class RedisChanges:
             if self._counts[channel] == 1:
                 new.append(channel)
         if new and self._pubsub is not None:
-            await self._pubsub.subscribe(*new)
+            await redis_call(self._pubsub.subscribe(*new))
         return bool(new)
 
     async def unwatch(self, channels: Iterable[str]) -> None:
@@ -114,7 +134,7 @@ class RedisChanges:
                 del self._counts[channel]
                 gone.append(channel)
         if gone and self._pubsub is not None:
-            await self._pubsub.unsubscribe(*gone)
+            await redis_call(self._pubsub.unsubscribe(*gone))
 
     async def run(self, changed: Callable[[list[ItemKey]], None]) -> None:
         """Listen until cancelled, reconnecting after a failure."""
@@ -123,7 +143,7 @@ class RedisChanges:
             try:
                 self._redis = open_redis(self.url)
                 self._pubsub = self._redis.pubsub()
-                await self._pubsub.subscribe(relay_channel(self.table), *self._counts)
+                await redis_call(self._pubsub.subscribe(relay_channel(self.table), *self._counts))
                 self.error, self.heard = "", time.monotonic()
                 self.ready.set()
                 failures = 0
@@ -142,7 +162,9 @@ class RedisChanges:
     async def _listen(self, changed: Callable[[list[ItemKey]], None]) -> None:
         heartbeat = relay_channel(self.table).encode()
         while True:
-            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            message = await redis_call(
+                self._pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            )
             if message is None:
                 continue
             if message["channel"] == heartbeat:

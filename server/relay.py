@@ -27,7 +27,7 @@ from graph.lease import Lease, LeaseHeld
 from graph.streams import StreamReader
 from graph.table import Layout, RetryPolicy, Table
 
-from .pubsub import HEARTBEAT, channels_of, open_redis, relay_channel
+from .pubsub import HEARTBEAT, channels_of, open_redis, redis_call, relay_channel
 
 __all__ = ["Relay", "run_relay"]
 
@@ -92,7 +92,7 @@ class Relay:
         renewed = asyncio.get_running_loop().time()
         while True:
             await asyncio.sleep(min(HEARTBEAT, lease.renew_every))
-            await self.redis.publish(beat, self.owner)
+            await redis_call(self.redis.publish(beat, self.owner))
             now = asyncio.get_running_loop().time()
             if now - renewed >= lease.renew_every:
                 try:
@@ -115,7 +115,7 @@ class Relay:
                 for channel in channels_of(self.table.name, layout, key):
                     pipeline.publish(channel, message)
                 self.published += 1
-            await pipeline.execute()
+            await redis_call(pipeline.execute())
             self.checkpoint = reader.positions  # published: a successor resumes after it
 
 
