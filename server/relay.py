@@ -79,8 +79,10 @@ class Relay:
                 finally:
                     self.holding = False
         finally:
+            # awaited here (not shielded and left running), so it ends before the clients close
             with contextlib.suppress(Exception):
-                await asyncio.shield(lease.release())
+                async with asyncio.timeout(5):
+                    await lease.release()
 
     async def _hold(self, lease: Lease) -> None:
         async with asyncio.TaskGroup() as group:
