@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test playground audit dynalite browser schema clean bench fuzz soak wheel lambda
+.PHONY: serve test playground audit dynalite browser redis schema clean bench fuzz soak wheel lambda
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,10 +36,14 @@ dynalite: tests/dynalite/node_modules/.package-lock.json
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Redis for the relay's tests (Debian's package): subscriptions across machines.
+redis:
+	@command -v redis-server >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
-test: $(STAMP) playground audit dynalite browser
+test: $(STAMP) playground audit dynalite browser redis
 	$(BIN)/ruff check graph server model models tests bench tools
 	$(BIN)/ruff format --check graph server model models tests bench tools
 	$(BIN)/mypy

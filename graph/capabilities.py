@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EdgewiseError, error_code
+from .streams import stream_arn
 from .table import Layout, Table
 
 __all__ = ["PROBE_KEY", "Capabilities", "disagreements", "probe"]
@@ -40,6 +41,7 @@ class Capabilities:
     endpoint: str
     transactions: bool | None
     detail: str = ""
+    stream: bool | None = None  # whether the table has a stream (live queries need it)
     disagreements: tuple[str, ...] = ()  # how the table's keys differ from the model's
 
     @property
@@ -127,9 +129,11 @@ async def probe(table: Table) -> Capabilities:
     ConditionCheck that can change nothing. Never raises: an undecided probe has
     ``transactions=None``."""
     endpoint = str(table.client.meta.endpoint_url)
+    stream = None
     disagree: tuple[str, ...] = ()
     try:
         described = await table.describe()
+        stream = stream_arn(described) is not None
         disagree = tuple(disagreements(table.layout, described))
         types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
         names = [k["AttributeName"] for k in described["KeySchema"]]
@@ -144,10 +148,10 @@ async def probe(table: Table) -> Capabilities:
     except EdgewiseError as exc:
         cause = exc.__cause__ or exc
         if error_code(cause) == "TransactionCanceledException":  # ran, and the condition failed
-            return Capabilities(endpoint, True, disagreements=disagree)
+            return Capabilities(endpoint, True, stream=stream, disagreements=disagree)
         if (why := _refusal(cause)) is not None:
-            return Capabilities(endpoint, False, why, disagree)
-        return Capabilities(endpoint, None, str(exc), disagree)
+            return Capabilities(endpoint, False, why, stream, disagree)
+        return Capabilities(endpoint, None, str(exc), stream, disagree)
     except Exception as exc:  # e.g. an unexpected answer shape: undecided, not fatal
-        return Capabilities(endpoint, None, f"{type(exc).__name__}: {exc}")
-    return Capabilities(endpoint, True, disagreements=disagree)
+        return Capabilities(endpoint, None, f"{type(exc).__name__}: {exc}", stream)
+    return Capabilities(endpoint, True, stream=stream, disagreements=disagree)

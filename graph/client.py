@@ -29,6 +29,7 @@ __all__ = [
     "cloudformation_table",
     "create_table",
     "open_client",
+    "open_streams_client",
     "table_definition",
 ]
 
@@ -39,6 +40,8 @@ TTL = {"AttributeName": RECORD_EXPIRES, "Enabled": True}
 # The data plane: graph.wire's lean client, or aioboto3's for every call.
 CLIENTS = ("lean", "botocore")
 DEFAULT_CLIENT = "lean"
+# The table's stream: each record names the item that changed (live queries read it again).
+STREAM = {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
 
 
 @dataclass(frozen=True)
@@ -100,16 +103,7 @@ async def open_client(
     rest through the aioboto3 client it wraps."""
     session = aioboto3.Session()
     config = config or client_config()
-    kwargs: dict[str, Any] = {"config": config}
-    if endpoint.url is not None:
-        kwargs["endpoint_url"] = endpoint.url
-        kwargs["region_name"] = endpoint.region
-        # aioboto3's session returns a coroutine here, whatever its stubs say
-        if await session.get_credentials() is None:  # type: ignore[misc]
-            kwargs["aws_access_key_id"] = "edgewise"
-            kwargs["aws_secret_access_key"] = "edgewise"
-    elif endpoint.region:
-        kwargs["region_name"] = endpoint.region
+    kwargs = await _client_kwargs(session, endpoint, config)
     async with session.client("dynamodb", **kwargs) as client:
         # aiobotocore awaits a coroutine handler, whatever the stubs say
         client.meta.events.register("needs-retry.dynamodb", _check_crc32)  # type: ignore[arg-type]
@@ -130,10 +124,40 @@ async def open_client(
             yield lean_client
 
 
+async def _client_kwargs(
+    session: aioboto3.Session, endpoint: Endpoint, config: Config
+) -> dict[str, Any]:
+    """The endpoint, region and (for a non-AWS endpoint without any) dummy credentials."""
+    kwargs: dict[str, Any] = {"config": config}
+    if endpoint.url is not None:
+        kwargs["endpoint_url"] = endpoint.url
+        kwargs["region_name"] = endpoint.region
+        # aioboto3's session returns a coroutine here, whatever its stubs say
+        if await session.get_credentials() is None:  # type: ignore[misc]
+            kwargs["aws_access_key_id"] = "edgewise"
+            kwargs["aws_secret_access_key"] = "edgewise"
+    elif endpoint.region:
+        kwargs["region_name"] = endpoint.region
+    return kwargs
+
+
+@asynccontextmanager
+async def open_streams_client(
+    endpoint: Endpoint, config: Config | None = None
+) -> AsyncIterator[Any]:
+    """An aioboto3 ``dynamodbstreams`` client for the same endpoint (DynamoDB Streams is off
+    the hot path: no lean client for it)."""
+    session = aioboto3.Session()
+    kwargs = await _client_kwargs(session, endpoint, config or client_config())
+    async with session.client("dynamodbstreams", **kwargs) as client:
+        yield client
+
+
 def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:
     """The table as CreateTable's parameters, which are also the properties of a CloudFormation
     ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (a model's, or the demo's),
-    its global and local indexes projecting what it says, on-demand billing.
+    its global and local indexes projecting what it says, on-demand billing, the stream on
+    (``KEYS_ONLY``).
 
     The one definition of the table: ``create_table`` sends it and ``edgewise create-table
     --print-cloudformation`` prints it. ``name=None`` leaves ``TableName`` out.
@@ -153,6 +177,7 @@ def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> d
             {"AttributeName": layout.sk, "KeyType": "RANGE"},
         ],
         "BillingMode": "PAY_PER_REQUEST",
+        "StreamSpecification": dict(STREAM),
     }
     indexes: dict[str, list[dict[str, Any]]] = {}
     for index, (hash_key, range_key) in layout.indexes.items():
@@ -175,9 +200,12 @@ def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> d
 
 
 def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:
-    """A CloudFormation resource for a :func:`table_definition`, with the TTL that
-    :func:`create_table` turns on."""
+    """A CloudFormation resource for a :func:`table_definition` (whose stream CloudFormation
+    names by its view type alone), with the TTL that :func:`create_table` turns on."""
     properties = definition | {"TimeToLiveSpecification": TTL}
+    if "StreamSpecification" in properties:
+        view = properties["StreamSpecification"]["StreamViewType"]
+        properties["StreamSpecification"] = {"StreamViewType": view}
     return {"Type": "AWS::DynamoDB::Table", "Properties": properties}
 
 
@@ -185,7 +213,7 @@ async def create_table(
     client: Any, name: str, *, wait: float = 120.0, layout: Layout = DEMO_LAYOUT
 ) -> bool:
     """Create the table and its indexes (as ``layout`` names them) unless it exists; wait
-    until ACTIVE.
+    until ACTIVE. A table that exists without a stream gets one (where the endpoint can).
 
     Returns whether it was created by this call.
     """
@@ -205,6 +233,8 @@ async def create_table(
             i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
         ):
             await _enable_ttl(client, name)
+            if not created and "LatestStreamArn" not in described:
+                await _enable_stream(client, name)
             return created
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"table {name} is not ACTIVE after {wait:.0f}s")
@@ -223,4 +253,14 @@ async def _enable_ttl(client: Any, name: str) -> None:
         await client.update_time_to_live(TableName=name, TimeToLiveSpecification=TTL)
     except Exception as exc:
         if not error_code(exc):  # not an answer of the endpoint: unreachable, say so
+            raise translate(exc) from exc
+
+
+async def _enable_stream(client: Any, name: str) -> None:
+    """Turn an existing table's stream on; an endpoint without streams keeps it off (``serve``
+    then says so and serves no Subscription type)."""
+    try:
+        await client.update_table(TableName=name, StreamSpecification=dict(STREAM))
+    except Exception as exc:
+        if error_code(exc) in ("", "InternalFailure", "InternalServerError"):
             raise translate(exc) from exc

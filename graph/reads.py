@@ -29,6 +29,7 @@ from .errors import BadUserInput
 from .expressions import Expr
 from .keys import ItemKey
 from .table import Item, Layout, Table, to_dynamo
+from .watch import Watched
 
 __all__ = [
     "UNKNOWN",
@@ -306,11 +307,13 @@ def _known(future: asyncio.Future[Any] | None) -> Any:
 
 class Reads:
     """Build one per request, inside its event loop: a key is read at most once, and reads
-    made in the same tick share a batch."""
+    made in the same tick share a batch. With ``watched`` (a live query's answer) every key
+    read and partition listed is recorded there (:mod:`graph.watch`)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, watched: Watched | None = None) -> None:
         self.table = table
         self.layout = table.layout
+        self.watched = watched
         self._items: dict[ItemKey, asyncio.Future[Item | None]] = {}
         self._pages: dict[PageKey, asyncio.Future[Page]] = {}
         self._primed: dict[ItemKey, Item] = {}  # items Queries returned, not yet asked for
@@ -361,6 +364,8 @@ class Reads:
         return items
 
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
+        if self.watched is not None:
+            self.watched.keys.update(keys)
         found = await self.table.get_many(keys)
         return [found.get(key) for key in keys]
 
@@ -427,14 +432,21 @@ class Reads:
         keep = self._keeper(listing, branch)
         if keep is None and listing.where is None:
             items, last, _ = await self.table.query(**params)
+            self._listed(listing, branch, items)
             return items, last is not None
         kept: list[Item] = []
         while True:
             items, last, _ = await self.table.query(**params)
+            self._listed(listing, branch, items)
             kept += items if keep is None else filter(keep, items)
             if last is None or len(kept) >= limit:
                 return kept[:limit], last is not None or len(kept) > limit
             params["ExclusiveStartKey"] = last
+
+    def _listed(self, listing: Listing, branch: Branch, items: list[Item]) -> None:
+        if self.watched is not None:
+            item_key = self.layout.item_key
+            self.watched.listed(listing.index, branch.partition, map(item_key, items))
 
     async def _page(self, key: PageKey) -> Page:
         listing, first = key.listing, key.first
@@ -517,6 +529,7 @@ class Reads:
         total = 0
         while True:
             page, last, matched = await self.table.query(**params)
+            self._listed(listing, branch, page)
             if keep is not None:
                 page = list(filter(keep, page))
                 matched = len(page)

@@ -1005,7 +1005,7 @@ class _Compiler:
                 self.problem(("enums", enum_name), f"{enum_name} is already a type; rename it")
         types: dict[str, NodeType] = {}
         for name, t in file.types.items():
-            if name in SCALARS or name in ("Node", "PageInfo", "Query", "Mutation"):
+            if name in SCALARS or name in ("Node", "PageInfo", "Query", "Mutation", "Subscription"):
                 self.problem(("types", name), f"{name} is a built-in type name; rename the type")
                 continue
             node = self.node_type(name, t)

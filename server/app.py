@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 from graph.bulk import dump, load
 from graph.capabilities import Capabilities, probe
-from graph.client import Endpoint, client_config, create_table, open_client
+from graph.client import Endpoint, client_config, create_table, open_client, open_streams_client
 from graph.deletes import resume_deletions as resume_model_deletions
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput, EdgewiseError
 from graph.mutate import Writer
+from graph.streams import stream_arn
 from graph.table import RetryPolicy, Table
 
 from . import metrics, playground
@@ -29,10 +30,13 @@ from .cors import cors
 from .engine import Engine, engine_for
 from .http import graphql
 from .limits import Limits
+from .live import Hub
 from .observe import observed
 from .persisted import PersistedQueries
+from .pubsub import RedisChanges
 from .settings import Settings
 from .telemetry import flushing, tracer_provider_from_env
+from .ws import websocket
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -108,6 +112,9 @@ async def readyz(request: Request) -> Response:
     except Exception as exc:
         return PlainTextResponse(f"DynamoDB is not ready: {exc}", status_code=503)
     state = request.app.state
+    live: Hub | None = state.live
+    if live is not None and (down := live.down) is not None:
+        return PlainTextResponse(f"not ready: the stream reader is down: {down}", 503)
     if state.capabilities is None or state.capabilities.transactions is None:
         state.capabilities = await probe(table)  # not known yet (e.g. the table was missing)
     capabilities: Capabilities = state.capabilities
@@ -133,6 +140,51 @@ async def check_capabilities(table: Table, settings: Settings) -> Capabilities:
     if capabilities.transactions is None:
         log.warning("could not probe the endpoint for TransactWriteItems: %s", capabilities.detail)
     return capabilities
+
+
+def _streams_endpoint(table: Table, settings: Settings) -> Endpoint:
+    """Where the table's stream is read: AWS's own endpoint, or the table's endpoint (moto and
+    LocalStack serve DynamoDB Streams on the same URL)."""
+    if settings.dynamodb == "aws":
+        return Endpoint.parse("aws")
+    meta = table.client.meta
+    return Endpoint(str(meta.endpoint_url), getattr(meta, "region_name", None) or "us-east-1")
+
+
+async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None:
+    """The app's live queries, when subscriptions are on and the table has a stream; else the
+    schema without its Subscription type (and a log line saying why)."""
+    state = app.state
+    settings: Settings = state.settings
+    if not settings.subscriptions:
+        return None
+    capabilities: Capabilities | None = state.capabilities
+    stream = capabilities.stream if capabilities is not None else None
+    if stream is None:
+        try:
+            stream = stream_arn(await table.describe()) is not None
+        except Exception:  # undecided (e.g. no table yet): the reader says so on /readyz
+            stream = None
+    if stream is False:
+        log.warning(
+            "the table %r has no stream: subscriptions are off, the schema has no Subscription "
+            "type (`edgewise create-table` turns the table's stream on)",
+            table.name,
+        )
+        state.schema = engine.schema(settings.production, settings.read_only, False)
+        return None
+    config = client_config(settings.connect_timeout, settings.read_timeout)
+    endpoint = _streams_endpoint(table, settings)
+    metrics_: metrics.Metrics | None = state.metrics
+    return Hub(
+        state.schema,
+        table,
+        state.make_context,
+        lambda: open_streams_client(endpoint, config),
+        settings.production,
+        metrics_.stream_records.inc if metrics_ is not None else None,
+        RedisChanges(settings.pubsub, table.name) if settings.pubsub else None,
+    )
 
 
 @contextmanager
@@ -193,10 +245,20 @@ def create_app(
         )
 
     @asynccontextmanager
+    async def live_queries(app: Starlette, opened: Table) -> AsyncIterator[None]:
+        app.state.live = await start_live(app, opened, engine)
+        try:
+            yield
+        finally:
+            if app.state.live is not None:
+                await app.state.live.close()
+
+    @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if table is not None:
-            with settled_garbage_collector():
-                yield
+            async with live_queries(app, table):
+                with settled_garbage_collector():
+                    yield
             return
         async with open_table(app.state.settings, engine) as opened:
             app.state.table = opened
@@ -205,13 +267,15 @@ def create_app(
             resuming = None
             if engine.model.deletions is not None:
                 resuming = asyncio.create_task(_resume_deletions(opened, engine))
-            with settled_garbage_collector():
-                yield
+            async with live_queries(app, opened):
+                with settled_garbage_collector():
+                    yield
             if resuming is not None:
                 resuming.cancel()
 
     routes = [
         Route("/graphql", observed(graphql), methods=["GET", "POST"]),
+        WebSocketRoute("/graphql", websocket),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/playground/{name}", playground.asset),
@@ -235,7 +299,10 @@ def create_app(
     )
     app.state.authenticator = authenticator
     app.state.limits = limits or settings.limits
-    app.state.schema = engine.schema(settings.production, settings.read_only)
+    app.state.schema = engine.schema(
+        settings.production, settings.read_only, settings.subscriptions
+    )
+    app.state.live = None  # the live queries' hub, once the lifespan found the table's stream
     app.state.make_context = engine.context_factory(settings.explain_forbidden)
     app.state.capabilities = capabilities
     if table is not None:

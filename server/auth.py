@@ -15,7 +15,7 @@ from graph.keys import validate_id
 from .errors import Unauthenticated
 from .jwks import TIMEOUT, RemoteJwks, is_url
 
-__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated"]
+__all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "expires_at"]
 
 LEEWAY = 60  # seconds of clock skew allowed on exp / nbf / iat
 KEY_TYPES = {"RS256": "RSA", "ES256": "EC"}  # asymmetric algorithms and their JWK key type
@@ -107,3 +107,17 @@ class Authenticator:
         except EdgewiseError:
             raise Unauthenticated("invalid token: sub is not an id") from None
         return Principal(subject, admin)
+
+
+def expires_at(authorization: str | None) -> float | None:
+    """The ``exp`` (plus the leeway) of a bearer token that :meth:`Authenticator.principal`
+    accepted, for a connection that must end with it; None without a token."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    try:
+        claims = jwt.decode(token.strip(), options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    exp = claims.get("exp")
+    return float(exp) + LEEWAY if isinstance(exp, int | float) else None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
+import signal
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -226,6 +228,19 @@ def build_parser() -> argparse.ArgumentParser:
         "aioboto3 (env EDGEWISE_CLIENT)",
     )
     serve.add_argument(
+        "--subscriptions",
+        action=argparse.BooleanOptionalAction,
+        help="serve the Subscription type, live queries driven by the table's stream, over "
+        "WebSocket and Server-Sent Events (default on where the table has a stream; "
+        "env EDGEWISE_SUBSCRIPTIONS=0 turns them off)",
+    )
+    serve.add_argument(
+        "--pubsub",
+        metavar="URL",
+        help="take changes from `edgewise relay` through Redis pub/sub (redis://host:6379/0) "
+        "instead of reading the table's stream here (env EDGEWISE_PUBSUB)",
+    )
+    serve.add_argument(
         "--metrics",
         action=argparse.BooleanOptionalAction,
         help="serve Prometheus metrics on /metrics (env EDGEWISE_METRICS=1|0; default on, "
@@ -267,7 +282,13 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--groups", type=int, default=0, help="groups to generate")
     seed.add_argument("--products", type=int, default=0, help="products to generate")
     seed.add_argument("--memberships", type=int, default=3, help="groups per user (default 3)")
-    seed.add_argument("--subscriptions", type=int, default=3, help="products per group (default 3)")
+    seed.add_argument(
+        "--subscriptions",
+        type=int,
+        default=3,
+        dest="group_subscriptions",  # not serve's --subscriptions setting
+        help="products per group (default 3)",
+    )
     seed.add_argument("--random-seed", type=int, default=0, help="same seed, same graph")
 
     bulk_format = (
@@ -293,6 +314,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dump_parser.add_argument("file", type=Path, metavar="FILE.jsonl", help="the file to write")
     _connection_flags(dump_parser)
+
+    relay = commands.add_parser(
+        "relay",
+        help="read the table's stream (holding its lease: one relay at a time) and publish "
+        "each changed key to Redis pub/sub for `serve --pubsub`",
+    )
+    _connection_flags(relay)
+    relay.add_argument(
+        "--pubsub", metavar="URL", help="Redis, e.g. redis://127.0.0.1:6379/0 (env EDGEWISE_PUBSUB)"
+    )
+    relay.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a relay that stopped renewing keeps the lease (default 10)",
+    )
 
     export = commands.add_parser("export-schema", help="print or write the GraphQL SDL")
     export.add_argument("--output", type=Path, help="write here instead of printing")
@@ -386,7 +424,7 @@ async def _write_all(
 
 def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
-    counts = (args.users, args.groups, args.products, args.memberships, args.subscriptions)
+    counts = (args.users, args.groups, args.products, args.memberships, args.group_subscriptions)
     generating = any(counts[:3])
     if generating and engine.name != DEMO:
         raise SystemExit(
@@ -505,6 +543,29 @@ def _serve(args: argparse.Namespace) -> None:
     )
 
 
+def _relay(args: argparse.Namespace) -> None:
+    from .relay import run_relay
+
+    layout = _engine(args).layout
+    endpoint = _endpoint(args)
+    pubsub = args.settings.pubsub
+    if not pubsub:
+        raise SystemExit("edgewise relay: pass --pubsub redis://host:6379/0 (or EDGEWISE_PUBSUB)")
+    configure(args.settings.log_format)
+
+    async def run() -> None:
+        """Until SIGINT or SIGTERM, which release the lease (another relay takes over)."""
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for stop in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(stop, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await run_relay(endpoint, args.table, layout, pubsub, args.lease_ttl)
+
+    asyncio.run(run())
+
+
 def _export_schema(args: argparse.Namespace) -> None:
     sdl = _engine(args).schema().as_str() + "\n"
     if args.output:
@@ -610,6 +671,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "seed": _seed,
         "load": _load,
         "dump": _dump,
+        "relay": _relay,
         "export-schema": _export_schema,
         "check-model": _check_model,
         "model-schema": _model_schema,

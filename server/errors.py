@@ -4,6 +4,7 @@ Edgewise error, and how an error is sent to the client and logged."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,12 +23,14 @@ __all__ = [
     "Unauthenticated",
     "code_of",
     "format_error",
+    "format_errors",
     "log_unexpected",
 ]
 
 log = logging.getLogger("edgewise")
 
 INTERNAL = "INTERNAL_SERVER_ERROR"
+SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 
 
 class Unauthenticated(EdgewiseError):
@@ -87,6 +90,15 @@ def format_error(error: GraphQLError) -> dict[str, Any]:
     if code == INTERNAL:
         formatted["message"] = "Internal server error"
     formatted["extensions"] = {**formatted.get("extensions", {}), "code": code}
+    return formatted
+
+
+def format_errors(errors: Iterable[GraphQLError], production: bool) -> list[dict[str, Any]]:
+    """The errors as sent; under ``production`` without field suggestions."""
+    formatted = [format_error(e) for e in errors]
+    if production:
+        for error in formatted:
+            error["message"] = SUGGESTION.sub("", error["message"])
     return formatted
 
 

@@ -16,7 +16,6 @@ answers as GET, without the body.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -39,22 +38,27 @@ from .errors import (
     PersistedQueryError,
     Unauthenticated,
     code_of,
-    format_error,
+    format_errors,
 )
 from .idempotent import Answer, keyed_request, recorded, settle
 from .limits import Limits, check
 from .observe import note_params
 from .operations import select_operation
 from .persisted import PersistedQueries
+from .prepare import bad_params
 from .settings import Settings
+from .sse import accepts_events, event_stream
 
 __all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate", "prefers_html"]
 
 JSON = "application/json"
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
-SUGGESTION = re.compile(r"\s*Did you mean [^?]*\?")
 RETRY_AFTER = "1"  # seconds a client should wait before retrying a 503
 NO_CACHE = "private, no-cache, must-revalidate"
+SUBSCRIPTIONS_ONLY_STREAMED = (
+    "a subscription is answered over WebSocket (the graphql-transport-ws subprotocol) or "
+    "Server-Sent Events (Accept: text/event-stream), not in one response"
+)
 
 
 def _ranges(accept: str) -> list[tuple[str, float, int]]:
@@ -208,21 +212,6 @@ async def _read_params(request: Request, limit: int, reply: _Reply) -> dict[str,
     return body
 
 
-def _bad_params(params: dict[str, Any]) -> str | None:
-    """What is wrong with the request's parameters, if anything."""
-    query = params.get("query")
-    if not isinstance(query, str) or not query.strip():
-        return "no GraphQL query: pass `query` (a string) in the JSON body or the query string"
-    name = params.get("operationName")
-    if name is not None and not isinstance(name, str):
-        return "`operationName` must be a string"
-    for field in ("variables", "extensions"):
-        value = params.get(field)
-        if value is not None and not isinstance(value, dict):
-            return f"`{field}` must be a JSON object"
-    return None
-
-
 async def graphql(request: Request) -> Response:
     """Queries by GET or POST, mutations by POST only; HEAD answers as GET, without the body."""
     response = await _graphql(request)
@@ -241,7 +230,8 @@ async def _graphql(request: Request) -> Response:
             if settings.production
             else playground.page(settings.playground_dir)
         )
-    media = negotiate(accept)
+    streamed = accepts_events(accept)  # graphql-sse: server.sse
+    media = JSON if streamed else negotiate(accept)
     if media is None:
         return _Reply(JSON).error(
             406, f"the response is {GRAPHQL_RESPONSE_JSON} or {JSON}: accept one of them"
@@ -270,7 +260,9 @@ async def _graphql(request: Request) -> Response:
     except Forbidden as exc:
         return reply.error(reply.not_executed, str(exc), code_of(exc))
     note_params(request, params)
-    if problem := _bad_params(params):
+    if streamed:
+        return await event_stream(request, principal, params)
+    if problem := bad_params(params):
         return reply.error(400, problem)
     query: str = params["query"]
     variables: dict[str, Any] | None = params.get("variables")
@@ -301,7 +293,9 @@ async def _graphql(request: Request) -> Response:
                 operation_name=params.get("operationName"),
                 allowed_operation_types=allowed,
             )
-    except InvalidOperationTypeError:
+    except InvalidOperationTypeError as exc:
+        if exc.operation_type is OperationType.SUBSCRIPTION:
+            return reply.error(reply.not_executed, SUBSCRIPTIONS_ONLY_STREAMED)
         return reply.error(405, "mutations are sent with POST", headers={"Allow": "POST"})
     except CannotGetOperationTypeError as exc:
         return reply.error(400, str(exc) or "unknown operation")
@@ -311,10 +305,7 @@ async def _graphql(request: Request) -> Response:
         context.close()
     body: dict[str, Any] = {}
     if result.errors:
-        body["errors"] = [format_error(e) for e in result.errors]
-        if settings.production:
-            for error in body["errors"]:
-                error["message"] = SUGGESTION.sub("", error["message"])
+        body["errors"] = format_errors(result.errors, settings.production)
     # Execution started (so `data` is sent, maybe null) unless every error is a request error
     # (parse, validation, variable coercion), which has no path.
     executed = result.data is not None or not result.errors or any(e.path for e in result.errors)

@@ -28,6 +28,8 @@ FIELDS = (
     "method",
     "path",
     "http_version",
+    "transport",
+    "subscription_id",
 )
 
 

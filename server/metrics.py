@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 from starlette.requests import Request
 from starlette.responses import Response
@@ -94,6 +94,22 @@ class Metrics:
             "edgewise_dynamodb_consumed_write_units",
             "Write capacity units DynamoDB reported consumed, by operation",
             ["operation"],
+            registry=registry,
+        )
+        self.subscriptions = Gauge(
+            "edgewise_subscriptions",
+            "Subscriptions open, by transport (graphql-transport-ws or sse)",
+            ["transport"],
+            registry=registry,
+        )
+        self.subscription_messages = Counter(
+            "edgewise_subscription_messages",
+            "Answers sent to subscribers (the first one and each that differed)",
+            registry=registry,
+        )
+        self.stream_records = Counter(
+            "edgewise_stream_records",
+            "Records read from the table's stream (changed items)",
             registry=registry,
         )
         self.batch_size = Histogram(

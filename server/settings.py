@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     jwt_jwks_timeout: float = TIMEOUT
     playground_dir: Path | None = None  # GraphiQL's assets; default: the package's copy
     limits: Limits = Field(default_factory=_limits_from_env)
+    subscriptions: bool = True  # live queries (where the table has a stream)
+    subscriptions_per_connection: int = Field(100, ge=1)  # operations at once on one socket
+    subscriptions_max: int = Field(10_000, ge=1)  # subscriptions at once on this server
+    pubsub: str | None = None  # Redis URL: changes from `edgewise relay`, not the stream
     client: str = DEFAULT_CLIENT  # the data plane: "lean" (graph.wire) or "botocore" (aioboto3)
 
     @field_validator("cors_origins", mode="before")

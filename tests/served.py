@@ -36,7 +36,7 @@ def _server(app: ASGIApp) -> uvicorn.Server:
         app,
         log_config=None,  # leave the process's logging alone; errors reach pytest's capture
         log_level="warning",
-        ws="none",
+        ws="websockets-sansio",
         lifespan="on",
         timeout_graceful_shutdown=int(STOP_TIMEOUT),
     )

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from graph.items import Codec
 from graph.mutate import Writer, build_items
 from graph.table import Item, Layout, Table
+from graph.watch import Watched
 from model import SHIPPED, Model, load_model
 
 from ..auth import Principal
@@ -29,7 +30,8 @@ __all__ = ["DEMO", "Engine", "ModelContext", "ModelSchema", "engine_for"]
 DEMO = "demo"
 SAMPLE_TIME = "2026-01-15T09:00:00.000Z"
 
-ContextFactory = Callable[[Request | None, Table, Principal], Any]
+# (request, table, principal, watched=None): a request's context; see ModelContext.for_request
+ContextFactory = Callable[..., Any]
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,14 +60,17 @@ class Engine:
             )
         return self.model.table
 
-    def schema(self, production: bool = False, read_only: bool = False) -> Any:
-        """The schema to serve; ``read_only``: without its Mutation type. Built once per
-        engine and variant, shared by every app of the process."""
-        return self._schema(production, read_only)
+    def schema(
+        self, production: bool = False, read_only: bool = False, subscriptions: bool = True
+    ) -> Any:
+        """The schema to serve; ``read_only``: without its Mutation type; ``subscriptions``:
+        with its Subscription type. Built once per engine and variant, shared by every app of
+        the process."""
+        return self._schema(production, read_only, subscriptions)
 
     @cache  # noqa: B019 (engines live as long as the process)
-    def _schema(self, production: bool, read_only: bool) -> Any:
-        built = build_schema(self.model, self.codec, read_only)
+    def _schema(self, production: bool, read_only: bool, subscriptions: bool) -> Any:
+        built = build_schema(self.model, self.codec, read_only, subscriptions)
         if self.model.access is not None:
             built = guard(built, self.model.access)
         return ModelSchema(built, production)
@@ -74,9 +79,18 @@ class Engine:
         """``explain_forbidden``: an unreadable node answers FORBIDDEN with its reason rather
         than as a missing one (``serve --explain-forbidden``, development only)."""
         codec, rules = self.codec, self.rules
-        return lambda request, table, principal: ModelContext.for_request(
-            request, table, codec, principal, rules, explain_forbidden
-        )
+
+        def make(
+            request: Request | None,
+            table: Table,
+            principal: Principal,
+            watched: Watched | None = None,
+        ) -> ModelContext:
+            return ModelContext.for_request(
+                request, table, codec, principal, rules, explain_forbidden, watched
+            )
+
+        return make
 
     @cached_property
     def rules(self) -> Rules | None:

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from graph.items import Codec, Ref
 from graph.reads import Reads
 from graph.table import Item, Table
+from graph.watch import Watched
 
 from ..auth import ADMIN, Principal
 from ..errors import Forbidden
@@ -62,11 +63,13 @@ class ModelContext:
         principal: Principal = ADMIN,
         rules: Rules | None = None,
         explain_forbidden: bool = False,
+        watched: Watched | None = None,
     ) -> ModelContext:
-        """Reads bind the running loop: build this inside the request's task."""
+        """Reads bind the running loop: build this inside the request's task. ``watched``
+        records what the answer reads (a live query's: :mod:`server.live`)."""
         observation = getattr(getattr(request, "state", None), "observation", None)
         scoped = table.for_request(observation)  # see server.observe
-        reads = Reads(scoped)
+        reads = Reads(scoped, watched)
         if observation is not None:
             observation.watch(reads)
         context = cls(request, scoped, reads, codec, principal)

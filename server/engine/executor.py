@@ -56,7 +56,7 @@ class ModelSchema:
             return tuple(validate(schema, document, rules))
 
         self.parsed = parsed  # shared with the limits' check (server.limits.check)
-        self._validated = validated
+        self._validated = self.validated = validated  # validated: server.prepare's too
 
     async def execute(
         self,

@@ -389,6 +389,25 @@ class _Builder:
     # ---- roots -----------------------------------------------------------------------------
 
     def query_type(self) -> GraphQLObjectType:
+        return GraphQLObjectType(
+            "Query",
+            self.root_fields(),
+            description="Reads. Every read of a request is batched through its loaders.",
+        )
+
+    def subscription_type(self, query: GraphQLObjectType) -> GraphQLObjectType:
+        """The live queries: ``Query``'s very root fields (names, arguments, types and
+        resolvers), each answered at once and again whenever what its answer read changes
+        (:mod:`server.live`)."""
+        return GraphQLObjectType(
+            "Subscription",
+            lambda: dict(query.fields),
+            description="Live queries: each root field of Query, answered at once and again "
+            "each time an item its answer read (or a partition it listed) changes, when the "
+            "answer differs from the last one sent.",
+        )
+
+    def root_fields(self) -> dict[str, GraphQLField]:
         codec, r = self.codec, self.r
         fields: dict[str, GraphQLField] = {
             "node": GraphQLField(
@@ -445,11 +464,7 @@ class _Builder:
                     extensions={"plan": plan, "kind": "connection"},
                     description=query.description,
                 )
-        return GraphQLObjectType(
-            "Query",
-            exposed(fields, self.model.expose.get("Query")),
-            description="Reads. Every read of a request is batched through its loaders.",
-        )
+        return exposed(fields, self.model.expose.get("Query"))
 
 
 def describe(schema: GraphQLSchema, model: Model, strict: bool = True) -> None:
@@ -489,11 +504,16 @@ def _is_type_of(name: str, value: Any, _info: Any) -> bool:
     return isinstance(value, Ref) and value.type.name == name
 
 
-def build_schema(model: Model, codec: Codec, read_only: bool = False) -> GraphQLSchema:
+def build_schema(
+    model: Model, codec: Codec, read_only: bool = False, subscriptions: bool = True
+) -> GraphQLSchema:
+    """The model's schema; ``read_only``: no Mutation type; ``subscriptions``: a Subscription
+    type mirroring Query (left out where the table has no stream)."""
     builder = _Builder(model, codec)
     query = builder.query_type()
     mutation = None if read_only else mutation_type(builder)
+    subscription = builder.subscription_type(query) if subscriptions else None
     types = [*builder.objects.values()]
-    schema = GraphQLSchema(query, mutation, types=types)
+    schema = GraphQLSchema(query, mutation, subscription, types=types)
     describe(schema, model, strict=not read_only)
     return schema
