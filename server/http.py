@@ -47,7 +47,7 @@ from .operations import select_operation
 from .persisted import PersistedQueries
 from .prepare import bad_params
 from .settings import Settings
-from .sse import accepts_events, event_stream
+from .sse import EVENT_STREAM, event_stream
 
 __all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate", "prefers_html"]
 
@@ -111,6 +111,20 @@ def negotiate(accept: str | None) -> str | None:
         if score is not None and score[0] > 0 and (best is None or score > best):
             best, chosen = score, candidate
     return chosen
+
+
+def prefers_events(accept: str | None) -> bool:
+    """Whether ``Accept`` asks for Server-Sent Events (graphql-sse) before JSON:
+    ``text/event-stream`` named, weighing more than both JSON types or as much and listed
+    first. urql lists it after the JSON types, and gets JSON."""
+    if not accept or EVENT_STREAM not in accept.lower():
+        return False
+    ranges = _ranges(accept)
+    events = _score(ranges, EVENT_STREAM)
+    if events is None or events[0] <= 0 or events[1] != 2:
+        return False
+    json = [s for s in (_score(ranges, JSON), _score(ranges, GRAPHQL_RESPONSE_JSON)) if s]
+    return not json or events > max(json)
 
 
 def prefers_html(accept: str | None) -> bool:
@@ -230,7 +244,7 @@ async def _graphql(request: Request) -> Response:
             if settings.production
             else playground.page(settings.playground_dir)
         )
-    streamed = accepts_events(accept)  # graphql-sse: server.sse
+    streamed = prefers_events(accept)  # graphql-sse: server.sse
     media = JSON if streamed else negotiate(accept)
     if media is None:
         return _Reply(JSON).error(

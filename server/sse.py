@@ -22,15 +22,11 @@ from .auth import Principal, expires_at
 from .prepare import Prepared, Refused, prepare
 from .streamed import answers
 
-__all__ = ["EVENT_STREAM", "accepts_events", "event_stream"]
+__all__ = ["EVENT_STREAM", "event_stream"]
 
 EVENT_STREAM = "text/event-stream"
 CODE = "BAD_USER_INPUT"
 KEEP_ALIVE = 12.0  # seconds between comment lines keeping proxies from closing an idle stream
-
-
-def accepts_events(accept: str | None) -> bool:
-    return accept is not None and EVENT_STREAM in accept.lower()
 
 
 def _json(body: dict[str, Any], status: int) -> Response:
