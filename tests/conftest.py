@@ -22,6 +22,7 @@ from server.engine import engine_for
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
 from tests.helpers import LEAN
+from tests.table_state import SerialDynamoDB, demo_table
 
 BACKENDS = ["moto", "dynalite"]
 
@@ -130,6 +131,22 @@ def team_boto3(url: str, kind: str) -> Any:
         aws_access_key_id="team",
         aws_secret_access_key="team",
     )
+
+
+@pytest.fixture(scope="module")
+def serial_dynamodb() -> Iterator[SerialDynamoDB]:
+    """moto serving one request at a time (DynamoDB's isolation of concurrent transactions,
+    which moto's threaded server lacks), one per test module."""
+    with SerialDynamoDB() as server:
+        yield server
+
+
+@pytest.fixture
+async def serial(serial_dynamodb: SerialDynamoDB) -> AsyncIterator[Table]:
+    """The demo table on a server with DynamoDB's isolation, for concurrent writers."""
+    serial_dynamodb.reset()
+    async with demo_table(serial_dynamodb.url) as table:
+        yield table
 
 
 @pytest.fixture

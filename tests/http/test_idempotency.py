@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from server.engine import engine_for
 from server.settings import Settings
 from tests.faults import FaultProxy
 from tests.helpers import LEAN
-from tests.table_state import SerialDynamoDB, demo_table, scan
+from tests.table_state import scan
 from tests.tokens import SECRET, bearer, hs256
 
 CREATE = "mutation($name: String!) { createUser(input: {name: $name}) { id name version } }"
@@ -329,19 +329,6 @@ async def test_a_request_that_failed_after_its_write_is_never_applied_again(
 
 
 # ---- racing duplicates -----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def serial_dynamodb() -> Iterator[SerialDynamoDB]:
-    with SerialDynamoDB() as server:
-        yield server
-
-
-@pytest.fixture
-async def serial(serial_dynamodb: SerialDynamoDB) -> AsyncIterator[Table]:
-    serial_dynamodb.reset()
-    async with demo_table(serial_dynamodb.url) as table:
-        yield table
 
 
 RACING = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -17,7 +17,7 @@ from graph.table import Table
 from models.demo.generate import build
 from server.app import create_app
 from tests.helpers import gql
-from tests.table_state import SerialDynamoDB, demo_table, edges, problems, scan
+from tests.table_state import edges, problems, scan
 
 ULID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 
@@ -30,20 +30,6 @@ def ok(body: dict[str, Any]) -> dict[str, Any]:
     assert "errors" not in body, body["errors"]
     data: dict[str, Any] = body["data"]
     return data
-
-
-@pytest.fixture(scope="module")
-def serial_dynamodb() -> Iterator[SerialDynamoDB]:
-    with SerialDynamoDB() as server:
-        yield server
-
-
-@pytest.fixture
-async def serial(serial_dynamodb: SerialDynamoDB) -> AsyncIterator[Table]:
-    """The demo table on a server with DynamoDB's isolation, for concurrent writers."""
-    serial_dynamodb.reset()
-    async with demo_table(serial_dynamodb.url) as table:
-        yield table
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ same transaction when the edge is counted, else read first). Also the demo's sam
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -232,12 +232,6 @@ async def test_an_uncounted_one_end_is_read_before_the_write(http: httpx.AsyncCl
     assert operations(second) == {"Query": 1}
     body = await gql(http, '{ person(id: "bo") { mentorClub { id } } }')
     assert body["data"] == {"person": {"mentorClub": {"id": "C#chess"}}}
-
-
-@pytest.fixture(scope="module")
-def serial_dynamodb() -> Iterator[SerialDynamoDB]:
-    with SerialDynamoDB() as server:
-        yield server
 
 
 async def test_of_concurrent_joins_to_a_counted_one_end_exactly_one_wins(

@@ -7,7 +7,7 @@ refused or deleted, never left dangling."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -398,12 +398,6 @@ async def test_deleting_a_marked_node_again_finishes_it(
     assert engine.codec is not None
     assert problems(items) == []
     assert traces_of(items, "USER#hubuser") == []
-
-
-@pytest.fixture(scope="module")
-def serial_dynamodb() -> Iterator[SerialDynamoDB]:
-    with SerialDynamoDB() as server:
-        yield server
 
 
 async def test_two_concurrent_resumes_keep_the_counters_right(
