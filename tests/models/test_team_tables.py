@@ -635,7 +635,6 @@ TOOLBOX_ITEMS: list[dict[str, Any]] = [
 
 async def test_named_timestamps_are_served_as_stored_and_rewritten_on_update(
     team_http: TeamTable,
-    dynamodb: EmbeddedDynamoDB,
     team_client: Any,
 ) -> None:
     http = await team_http(TOOLBOX, TOOLBOX_TABLE, TOOLBOX_ITEMS)
@@ -840,7 +839,6 @@ async def test_references_over_lists_whole_keys_and_composite_keys(team_http: Te
 
 async def test_a_partial_index_key_is_written_with_an_empty_value(
     team_http: TeamTable,
-    dynamodb: EmbeddedDynamoDB,
     team_client: Any,
 ) -> None:
     http = await team_http(ELECTRO, ELECTRO_TABLE, ELECTRO_ITEMS)
@@ -877,7 +875,6 @@ async def test_an_on_pattern_fills_its_partition_from_the_owners_stored_field(
 
 async def test_writes_to_a_number_keyed_table_keep_their_guarantees(
     team_http: TeamTable,
-    dynamodb: EmbeddedDynamoDB,
     team_client: Any,
 ) -> None:
     http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
