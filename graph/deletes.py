@@ -25,14 +25,15 @@ from .expressions import Expr
 from .items import Ref
 from .keys import ItemKey
 from .reads import Branch, Listing, Reads
+from .replicas import Moved
 from .table import Failure, Item
+from .transaction import MAX_ACTIONS, Action
 
 if TYPE_CHECKING:
-    from .mutate import Writer, _Action, _Removal
+    from .mutate import Writer, _Removal
 
 __all__ = ["delete_node", "finish_deletion", "is_marked", "resume_deletions", "unmarked"]
 
-MAX_ACTIONS = 100
 ATTEMPTS = 5
 
 
@@ -76,11 +77,11 @@ def _cost(removals: list[_Removal]) -> int:
 
 def _pack(
     writer: Writer, removals: list[_Removal], room: int
-) -> tuple[list[_Action], list[_Removal]]:
+) -> tuple[list[Action], list[_Removal]]:
     """Conditioned deletes of as many removals as fit in ``room`` actions, with one counter
     update per far node; and the rest."""
     deltas: dict[ItemKey, dict[str, int]] = {}
-    actions: list[_Action] = []
+    actions: list[Action] = []
     taken = 0
     for removal in removals:
         cost = 1 + (removal.far is not None and removal.far not in deltas)
@@ -101,11 +102,9 @@ def _pack(
     return actions, removals[taken:]
 
 
-def _delete(writer: Writer, key: ItemKey, must_have: str) -> _Action:
+def _delete(writer: Writer, key: ItemKey, must_have: str) -> Action:
     """A Delete of an item that must still have ``must_have``; else it is read again."""
-    from .mutate import _Action  # here: graph.mutate imports this module
-
-    action = _Action("Delete", key, {"Key": writer.layout.key(key)})
+    action = Action("Delete", key, {"Key": writer.layout.key(key)})
     action.condition = f"attribute_exists({action.expr.name(must_have)})"
     action.on_fail = _raced(key.sk)
     return action
@@ -116,7 +115,7 @@ def _raced(what: str) -> Failure:
 
 
 def _unchanged(
-    writer: Writer, action: _Action, node: NodeType, old: Item, counters: bool = True
+    writer: Writer, action: Action, node: NodeType, old: Item, counters: bool = True
 ) -> None:
     """Condition ``action`` on the node existing unmarked at its version, with ``counters`` as
     read (no edge or child added or removed meanwhile)."""
@@ -162,16 +161,17 @@ async def delete_node(
             along.append(writer._update(parent, {}, adds={node.parent_counter: -1}))
         room = max_actions - 1 - len(along)
         if not contended and _counted(model, node) and _cost(removals) <= room:
-            delete = _delete(writer, key, writer.layout.pk)
-            _unchanged(writer, delete, node, old)
-            batch, rest = _pack(writer, removals, room)
-            assert not rest
             try:
-                await writer._commit([delete, *along, *batch])
-            except _Raced:
+                taken, delta, rest = await writer._take(removals, room, _cost)
+                if not rest:
+                    delete = _delete(writer, key, writer.layout.pk)
+                    _unchanged(writer, delete, node, old)
+                    batch, _ = _pack(writer, taken, room)
+                    await writer._commit(writer._fold([delete, *along, *batch], delta))
+                    return
+            except (_Raced, Moved):
                 contended = True  # edges come and go: mark it, which they cannot race
                 continue
-            return
         sets = {deletions.attribute: True, deletions.index.pk: deletions.partition}
         if deletions.index.sk is not None:
             sets[deletions.index.sk] = writer.codec.global_id(Ref(node, key))
@@ -193,11 +193,12 @@ async def finish_deletion(
     again, and concurrently with another run."""
     while removals := await writer._related(node, key):
         while removals:
-            batch, removals = _pack(writer, removals, max_actions)
             try:
-                await writer._commit(batch)
-            except _Raced:
-                break  # another run removed one of these first: read them again
+                taken, delta, removals = await writer._take(removals, max_actions, _cost)
+                batch, _ = _pack(writer, taken, max_actions)
+                await writer._commit(writer._fold(batch, delta))
+            except (_Raced, Moved):
+                break  # another run removed one of these first, or a path moved: read again
     deletions = writer.model.deletions
     assert deletions is not None
     last = _delete(writer, key, deletions.attribute)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -27,18 +27,17 @@ from . import idempotency
 from .constraints import check_values
 from .deletes import delete_node, is_marked, unmarked
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
-from .expressions import Expr
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
 from .reads import Branch, Listing, Reads
+from .replicas import Delta, Moved, Upkeep, clock_of, joined
 from .table import Failure, Item, Table, from_dynamo, to_dynamo
+from .transaction import MAX_ACTIONS, Action
 
 __all__ = ["Writer", "build_items"]
 
-MAX_ACTIONS = 100
-
-
 ATTEMPTS = 5  # an update without expectedVersion re-reads a node changed meanwhile this often
+Change = tuple[EdgeType, Ref, Ref, "Item | None"]  # an edge item changed: None when removed
 
 
 def now_iso() -> str:
@@ -50,19 +49,6 @@ def _value(v: Any) -> dict[str, Any]:
     return value
 
 
-@dataclass
-class _Action:
-    """One write of a transaction (or alone): Put, Update, Delete or ConditionCheck."""
-
-    kind: str
-    key: ItemKey
-    body: dict[str, Any]
-    expr: Expr = field(default_factory=Expr)
-    condition: str | None = None
-    on_fail: Failure | None = None
-    leaves: Item | None = None  # the item as this write leaves it (a retry check)
-
-
 class Writer:
     """Writes of one model's items through one table (a request's view)."""
 
@@ -71,6 +57,7 @@ class Writer:
         self.codec = codec
         self.model: Model = codec.model
         self.layout = table.layout
+        self.upkeep = Upkeep(codec, table) if self.model.replicas else None
 
     # ---- items -----------------------------------------------------------------------------
 
@@ -164,14 +151,14 @@ class Writer:
         state = idempotency.current()
         return MAX_ACTIONS - (1 if state is not None and not state.written else 0)
 
-    def _params(self, action: _Action) -> dict[str, Any]:
+    def _params(self, action: Action) -> dict[str, Any]:
         params = dict(action.body)
         if action.condition:
             params["ConditionExpression"] = action.condition
         params |= action.expr.params(_value)
         return params
 
-    async def _commit(self, actions: list[_Action]) -> None:
+    async def _commit(self, actions: list[Action]) -> None:
         if not actions:
             return
         state = idempotency.current()
@@ -183,7 +170,7 @@ class Writer:
             return
         await self._transact(actions)
 
-    async def _transact(self, actions: list[_Action], token: str | None = None) -> None:
+    async def _transact(self, actions: list[Action], token: str | None = None) -> None:
         if len(actions) > MAX_ACTIONS:
             raise BadUserInput(
                 f"this write needs {len(actions)} items changed at once; "
@@ -197,7 +184,7 @@ class Writer:
             body.append({action.kind: params})
         await self.table.transact_write(body, [a.on_fail for a in actions], token)
 
-    async def _commit_keyed(self, state: idempotency.Keyed, actions: list[_Action]) -> None:
+    async def _commit_keyed(self, state: idempotency.Keyed, actions: list[Action]) -> None:
         """A commit of a request sent with an Idempotency-Key: its first carries the record
         (see :mod:`graph.idempotency`), a one-item write then being a two-item transaction;
         every transaction's client token derives from the key. Once another request holds the
@@ -211,7 +198,7 @@ class Writer:
                 await self._transact(actions, state.token())
             return
         item = state.item(self.layout.pk, self.layout.sk, time.time())
-        record = _Action("Put", state.key, {"Item": to_dynamo(item)}, on_fail=state.failure)
+        record = Action("Put", state.key, {"Item": to_dynamo(item)}, on_fail=state.failure)
         e = record.expr
         record.condition = (
             f"attribute_not_exists({e.name(self.layout.pk)}) OR "
@@ -227,14 +214,14 @@ class Writer:
                 raise
         state.written = True
 
-    async def _commit_one(self, action: _Action) -> None:
+    async def _commit_one(self, action: Action) -> None:
         operation = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
         await self.table.write(
             operation[action.kind], self._params(action), action.on_fail, action.leaves
         )
 
-    def _put(self, item: Item, condition: str | None, on_fail: Failure | None) -> _Action:
-        action = _Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)}, leaves=item)
+    def _put(self, item: Item, condition: str | None, on_fail: Failure | None) -> Action:
+        action = Action("Put", self.layout.item_key(item), {"Item": to_dynamo(item)}, leaves=item)
         if condition:
             action.condition = condition.format(pk=action.expr.name(self.layout.pk))
             action.on_fail = on_fail
@@ -247,13 +234,13 @@ class Writer:
         kind: str = "ConditionCheck",
         version: int | None = None,
         adds: Mapping[str, int] | None = None,
-    ) -> _Action:
+    ) -> Action:
         """An action on an item that must exist (at ``version``): a ConditionCheck, a Delete,
         or with ``adds`` an Update of counters, which is then the existence check."""
         if adds:
             action = self._update(key, {}, adds=adds)
         else:
-            action = _Action(kind, key, {"Key": self.layout.key(key)})
+            action = Action(kind, key, {"Key": self.layout.key(key)})
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
         action.condition += unmarked(self.model, action.expr)  # a node being deleted is gone
         if version is not None and self.model.version_attribute:
@@ -270,8 +257,8 @@ class Writer:
         sets: Mapping[str, Any],
         removes: Iterable[str] = (),
         adds: Mapping[str, int] | None = None,
-    ) -> _Action:
-        action = _Action("Update", key, {"Key": self.layout.key(key)})
+    ) -> Action:
+        action = Action("Update", key, {"Key": self.layout.key(key)})
         e = action.expr
         parts = []
         if sets:
@@ -331,7 +318,7 @@ class Writer:
 
     def _claims(
         self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
-    ) -> list[_Action]:
+    ) -> list[Action]:
         """Claim items of unique fields whose value changes: the new one put (CONFLICT when
         another node holds it), the old one deleted."""
         actions = []
@@ -449,11 +436,11 @@ class Writer:
 
     async def _copies(
         self, node: NodeType, key: ItemKey, before: Mapping[str, Any], after: Mapping[str, Any]
-    ) -> list[_Action]:
+    ) -> list[Action]:
         """Updates of the edges that copy a changed field of this node: the copies and the
         index attributes built from them (a copy that became null is removed), each on the
         condition that the edge still exists (a removed edge is not written back)."""
-        actions: list[_Action] = []
+        actions: list[Action] = []
         for edge in self.model.edges.values():
             for end in ("from", "to"):
                 if (edge.source if end == "from" else edge.target) != node.name:
@@ -496,7 +483,7 @@ class Writer:
         key: ItemKey,
         before: Mapping[str, Any],
         after: Mapping[str, Any],
-        updates: list[_Action],
+        updates: list[Action],
     ) -> None:
         """Copies that did not fit in the update's transaction: written in further transactions
         of up to 99 edges, each checking that the node still holds the values copied. When it
@@ -516,7 +503,7 @@ class Writer:
                 updates = await self._copies(node, key, before, after)
         raise Conflict(f"the edges of {node.name} {key.pk} keep changing; update it again")
 
-    def _holds(self, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> _Action:
+    def _holds(self, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> Action:
         """A check that the node exists and holds ``after``'s values of its copied fields."""
         action = self._exists(key, _always(_Superseded()))
         e = action.expr
@@ -578,14 +565,25 @@ class Writer:
             last.append(
                 self._update(self._parent_key(node, key), {}, adds={node.parent_counter: -1})
             )
-        while len(last) + _cost(removals) > self.room:
-            batch, removals = self._pack(removals)
-            await self._commit(batch)
-        batch, rest = self._pack(removals)
-        assert not rest
-        await self._commit(last + batch)
+        for _ in range(ATTEMPTS):
+            try:
+                while True:
+                    taken, delta, rest = await self._take(removals, self.room - len(last), _cost)
+                    if not rest:
+                        batch, _ = self._pack(taken)
+                        await self._commit(self._fold(last + batch, delta))
+                        return
+                    taken, delta, removals = await self._take(removals, self.room, _cost)
+                    batch, _ = self._pack(taken)
+                    await self._commit(self._fold(batch, delta))
+            except Moved:
+                removals = await self._related(node, key)  # a path changed: read again
+        raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
 
-    def _pack(self, removals: list[_Removal]) -> tuple[list[_Action], list[_Removal]]:
+    def _fold(self, actions: list[Action], delta: Delta) -> list[Action]:
+        return actions if self.upkeep is None else self.upkeep.fold(actions, delta)
+
+    def _pack(self, removals: list[_Removal]) -> tuple[list[Action], list[_Removal]]:
         """As many removals as fit in one transaction (with one counter update per far node),
         and the rest."""
         deltas: dict[ItemKey, dict[str, int]] = {}
@@ -625,6 +623,10 @@ class Writer:
                     if kind.parent is not None and kind.parent.type == node.name:
                         found[item_key] = _Removal(item_key)
                     continue
+                if self.upkeep is not None and self.upkeep.is_replica(item):
+                    if item_key.pk == key.pk:  # the node's own replicas
+                        found[item_key] = _Removal(item_key)
+                    continue
                 found_edge = self.codec.edge_type(item)
                 if found_edge is None or node.name not in (found_edge.source, found_edge.target):
                     continue
@@ -639,8 +641,53 @@ class Writer:
                     found[far] = _Removal(far)
                     continue
                 counter = found_edge.counter("to" if outgoing else "from")
-                found[item_key] = _Removal(item_key, far if counter else None, counter)
+                ends = (
+                    self.codec.end(found_edge, item, "from"),
+                    self.codec.end(found_edge, item, "to"),
+                )
+                found[item_key] = _Removal(
+                    item_key, far if counter else None, counter, (found_edge, *ends)
+                )
         return list(found.values())
+
+    async def _take(
+        self,
+        removals: list[_Removal],
+        room: int,
+        cost: Callable[[list[_Removal]], int],
+    ) -> tuple[list[_Removal], Delta, list[_Removal]]:
+        """As many ``removals`` as fit in ``room`` actions (``cost``: the actions removals take)
+        with the replicas' part of the edges among them; that part; and the rest."""
+        upkeep = self.upkeep
+        parts: list[Delta | None] = [None] * len(removals)
+        if upkeep is not None:
+            changes = {
+                i: r.change
+                for i, r in enumerate(removals)
+                if r.change is not None and upkeep.replicated(r.change[0])
+            }
+            found = await asyncio.gather(
+                *(
+                    upkeep.change(edge, source, target, None)
+                    for edge, source, target in changes.values()
+                )
+            )
+            for i, delta in zip(changes, found, strict=True):
+                parts[i] = delta
+        delta = Delta()
+        for taken in range(len(removals)):
+            part = parts[taken]
+            trial = Delta().merge(delta).merge(part) if part is not None else delta
+            if cost(removals[: taken + 1]) + len(trial) > room:
+                if taken == 0:
+                    raise BadUserInput(
+                        f"removing {removals[0].key.pk} / {removals[0].key.sk} changes "
+                        f"{len(trial)} replica items and node clocks; a transaction holds at "
+                        f"most {room} actions"
+                    )
+                return removals[:taken], delta, removals[taken:]
+            delta = trial
+        return removals, delta, []
 
     # ---- edges -----------------------------------------------------------------------------
 
@@ -651,6 +698,19 @@ class Writer:
         is CONFLICT, and so is a second edge at an end that is ``one``: conditioned on that
         end's counter in the same transaction when the edge is counted, else read first."""
         check_values(edge.fields, fields)
+        for attempt in range(ATTEMPTS):
+            item, actions = await self._adding(edge, source, target, fields)
+            try:
+                await self._commit_changes(actions, [(edge, source, target, item)])
+                return item
+            except Moved:
+                if attempt == ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _adding(
+        self, edge: EdgeType, source: Ref, target: Ref, fields: Mapping[str, Any]
+    ) -> tuple[Item, list[Action]]:
         copies = {f.end for f in edge.fields.values() if f.kind == "copy"}
         ends: dict[str, dict[str, Any]] = {"from": {}, "to": {}}
         versions: dict[str, int | None] = {"from": None, "to": None}
@@ -698,22 +758,39 @@ class Writer:
                 )
                 action.on_fail = _counted_one(ref, edge, side.field, counter, self.model)
             actions.append(action)
-        await self._commit(actions)
-        return item
+        return item, actions
 
     async def remove_edge(self, edge: EdgeType, source: Ref, target: Ref) -> bool:
         """Delete an edge; False when there was none."""
         key = self.codec.edge_key(edge, source.key, target.key)
-        actions = [self._exists(key, lambda _old: _Missing(), "Delete")]
-        for end, ref in (("from", source), ("to", target)):
-            counter = edge.counter(end)
-            if counter:
-                actions.append(self._update(ref.key, {}, adds={counter: -1}))
-        try:
-            await self._commit(actions)
-        except _Missing:
-            return False
-        return True
+        for attempt in range(ATTEMPTS):
+            actions = [self._exists(key, lambda _old: _Missing(), "Delete")]
+            for end, ref in (("from", source), ("to", target)):
+                counter = edge.counter(end)
+                if counter:
+                    actions.append(self._update(ref.key, {}, adds={counter: -1}))
+            try:
+                await self._commit_changes(actions, [(edge, source, target, None)])
+            except _Missing:
+                return False
+            except Moved:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                continue
+            return True
+        raise AssertionError("unreachable")
+
+    async def _commit_changes(self, actions: list[Action], changes: list[Change]) -> None:
+        """Commit ``actions`` with the replicas' part of the edge ``changes`` (edge, from, to,
+        the edge item as left: None when removed); :class:`Moved` when a path changed between
+        the reads and the commit (read again)."""
+        upkeep = self.upkeep
+        if upkeep is not None:
+            delta = Delta()
+            for change in changes:
+                delta.merge(await upkeep.change(*change))
+            actions = upkeep.fold(actions, delta)
+        await self._commit(actions)
 
     # ---- building blocks for hooks ---------------------------------------------------------
 
@@ -723,16 +800,29 @@ class Writer:
         """Put new items (CONFLICT when a key is taken) and add to counters of existing nodes
         (NOT_FOUND when one is missing), in one write: a node with the edge that reaches it, a
         child counted on its parent."""
-        actions = []
+        items, counts = list(items), list(counts)
+        changes: list[Change] = []
         for item in items:
-            key = self.layout.item_key(item)
-            taken = Conflict(f"{key.pk} / {key.sk} already exists")
-            actions.append(self._put(item, "attribute_not_exists({pk})", _always(taken)))
-        for ref, adds in counts:
-            actions.append(
-                self._exists(ref.key, _gone_or_changed(ref, self.model), adds=dict(adds))
-            )
-        await self._commit(actions)
+            edge = self.codec.edge_type(item)
+            if edge is not None:
+                ends = (self.codec.end(edge, item, "from"), self.codec.end(edge, item, "to"))
+                changes.append((edge, *ends, item))
+        for attempt in range(ATTEMPTS):
+            actions = []
+            for item in items:
+                key = self.layout.item_key(item)
+                taken = Conflict(f"{key.pk} / {key.sk} already exists")
+                actions.append(self._put(item, "attribute_not_exists({pk})", _always(taken)))
+            for ref, adds in counts:
+                actions.append(
+                    self._exists(ref.key, _gone_or_changed(ref, self.model), adds=dict(adds))
+                )
+            try:
+                await self._commit_changes(actions, changes)
+                return
+            except Moved:
+                if attempt == ATTEMPTS - 1:
+                    raise
 
     async def update_edge(
         self, edge: EdgeType, source: Ref, target: Ref, changes: Mapping[str, Any]
@@ -749,6 +839,8 @@ class Writer:
         action = self._update(key, sets, [a for a, v in attributes.items() if v is None])
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
         missing = NotFound(f"{source.key.pk} has no {edge.label} edge to {target.key.pk}")
+        if self.upkeep is not None and self.upkeep.copied(edge, set(attributes)):
+            return await self._update_copied(edge, source, target, attributes, missing)
         state = idempotency.current()
         if state is not None and not state.written:  # with the record: a transaction
             action.on_fail = _always(missing)
@@ -760,6 +852,40 @@ class Writer:
         params = self._params(action) | {"ReturnValues": "ALL_NEW"}
         response = await self.table.write("UpdateItem", params, _always(missing))
         return from_dynamo(response["Attributes"])
+
+    async def _update_copied(
+        self,
+        edge: EdgeType,
+        source: Ref,
+        target: Ref,
+        attributes: Mapping[str, Any],
+        missing: NotFound,
+    ) -> Item:
+        """:meth:`update_edge` of fields a replica copies: the edge read first, then its
+        update and the replicas in one transaction, conditioned on the edge as read."""
+        assert self.upkeep is not None
+        key = self.codec.edge_key(edge, source.key, target.key)
+        sets = {a: v for a, v in attributes.items() if v is not None}
+        removes = [a for a, v in attributes.items() if v is None]
+        for attempt in range(ATTEMPTS):
+            old = await self.table.get_item(key)
+            if old is None:
+                raise missing
+            after = {k: v for k, v in old.items() if k not in removes} | sets
+            action = self._update(key, sets, removes)
+            action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
+            action.on_fail = _always(missing)
+            delta = await self.upkeep.change(edge, source, target, after)
+            delta.clocks.setdefault(key, clock_of(old))  # no other change of it in between
+            delta.bumps.add(key)
+            try:
+                await self._commit(self.upkeep.fold([action], delta))
+            except Moved:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                continue
+            return after
+        raise AssertionError("unreachable")
 
     async def find_child(
         self, node: NodeType, parent: Ref, values: Mapping[str, Any]
@@ -833,19 +959,21 @@ def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, model: Mode
 
 @dataclass(frozen=True)
 class _Removal:
-    """An item that goes with a deleted node, and the counter it holds at its far end."""
+    """An item that goes with a deleted node, the counter it holds at its far end, and for an
+    edge, what it is (a replica may go with it)."""
 
     key: ItemKey
     far: ItemKey | None = None
     counter: str | None = None
+    change: tuple[EdgeType, Ref, Ref] | None = None
 
 
 def _cost(removals: list[_Removal]) -> int:
     return len(removals) + len({r.far for r in removals if r.far is not None})
 
 
-def _delete(writer: Writer, key: ItemKey) -> _Action:
-    return _Action("Delete", key, {"Key": writer.layout.key(key)})
+def _delete(writer: Writer, key: ItemKey) -> Action:
+    return Action("Delete", key, {"Key": writer.layout.key(key)})
 
 
 class _Changed(Conflict):
@@ -898,6 +1026,7 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
         kind = codec.node_type(item)
         if kind is not None and kind.parent_counter is not None:
             counts[writer._parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
+    items += joined(codec, items).values()
     return [item | counts.get(codec.item_key(item), {}) for item in items]
 
 

@@ -308,10 +308,14 @@ def _known(future: asyncio.Future[Any] | None) -> Any:
 class Reads:
     """Build one per request, inside its event loop: a key is read at most once, and reads
     made in the same tick share a batch. With ``watched`` (a live query's answer) every key
-    read and partition listed is recorded there (:mod:`graph.watch`)."""
+    read and partition listed is recorded there (:mod:`graph.watch`); ``consistent`` reads
+    strongly consistently where DynamoDB can (a write's reads)."""
 
-    def __init__(self, table: Table, watched: Watched | None = None) -> None:
+    def __init__(
+        self, table: Table, watched: Watched | None = None, consistent: bool = False
+    ) -> None:
         self.table = table
+        self.consistent = consistent  # strongly consistent reads (an index's Query cannot be)
         self.layout = table.layout
         self.watched = watched
         self._items: dict[ItemKey, asyncio.Future[Item | None]] = {}
@@ -366,7 +370,7 @@ class Reads:
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
         if self.watched is not None:
             self.watched.keys.update(keys)
-        found = await self.table.get_many(keys)
+        found = await self.table.get_many(keys, self.consistent)
         return [found.get(key) for key in keys]
 
     # ---- Query pages -----------------------------------------------------------------------
@@ -407,6 +411,8 @@ class Reads:
         params |= expr.params(_value)
         if listing.index is not None:
             params["IndexName"] = listing.index
+        if self.consistent and (listing.index is None or listing.index in layout.local):
+            params["ConsistentRead"] = True
         return params
 
     def _keeper(self, listing: Listing, branch: Branch) -> Callable[[Item], bool] | None:

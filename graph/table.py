@@ -351,19 +351,23 @@ class Table:
         described: dict[str, Any] = response["Table"]
         return described
 
-    async def get_many(self, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
+    async def get_many(
+        self, keys: Iterable[ItemKey], consistent: bool = False
+    ) -> dict[ItemKey, Item]:
         """BatchGetItem: distinct keys in chunks of 100 sent together; missing keys are absent."""
         distinct = list(dict.fromkeys(keys))
         chunks = _chunks(distinct, GET_BATCH)
-        results = await asyncio.gather(*(self._get_chunk(chunk) for chunk in chunks))
+        results = await asyncio.gather(*(self._get_chunk(chunk, consistent) for chunk in chunks))
         found: dict[ItemKey, Item] = {}
         for items in results:
             for item in items:
                 found[self.layout.item_key(item)] = item
         return found
 
-    async def _get_chunk(self, keys: Sequence[ItemKey]) -> list[Item]:
-        request = {self.name: {"Keys": [self.layout.key(k) for k in keys]}}
+    async def _get_chunk(self, keys: Sequence[ItemKey], consistent: bool = False) -> list[Item]:
+        request: dict[str, Any] = {self.name: {"Keys": [self.layout.key(k) for k in keys]}}
+        if consistent:
+            request[self.name]["ConsistentRead"] = True
         params = {"RequestItems": request, "ReturnConsumedCapacity": "TOTAL"}
         responses = await self._drain("BatchGetItem", params, "UnprocessedKeys", "RequestItems")
         return [

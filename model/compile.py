@@ -1416,14 +1416,15 @@ def _overlap(a: Template, b: Template) -> bool:
 
 
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:
-    compiler = _Compiler(file, name)
-    model = compiler.compile()
+    from dataclasses import replace
+
     from .paths import compile_walks  # path fields follow edges: checked once edges are known
 
-    compile_walks(file, model, compiler.problem, did_you_mean)
+    compiler = _Compiler(file, name)
+    model = compiler.compile()
+    replicas = compile_walks(file, model, compiler.problem, did_you_mean)
+    model = replace(model, replicas=replicas)
     if file.access is not None:
-        from dataclasses import replace
-
         from .access import compile_access
 
         access = compile_access(file.access, model, compiler.problem, did_you_mean)

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from . import spec as s
 from .access import Hop, hops_of, ref_hops
 from .filters import Where, compile_where
+from .replicas import Replica, compile_replica, replica_misses
 from .types import Field, Model, NodeType, TypeRef
 
 __all__ = ["Walk", "compile_walks", "path_field"]
@@ -23,7 +24,7 @@ Place = tuple[str | int, ...]
 Report = Callable[[Place, str], None]
 Suggest = Callable[[str, list[str]], str]
 
-OPTIONS = {"type", "description", "path", "where", "shape", "arguments"}  # of a path field
+OPTIONS = {"type", "description", "path", "where", "shape", "arguments", "materialize"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class Walk:
     answer: Literal["nodes", "objects", "exists"]
     fills: tuple[tuple[str, int], ...] = ()
     argument: str | None = None
+    replica: Replica | None = None  # read from this replica of the path (``materialize:``)
 
     @property
     def target(self) -> str:
@@ -89,8 +91,12 @@ def path_field(checks: _Checks, place: Place, name: str, decl: s.FieldSpec) -> F
     return Field(name, type_, name, "path", decl.description, arguments=tuple(arguments))
 
 
-def compile_walks(file: s.ModelSpec, model: Model, report: Report, suggest: Suggest) -> None:
-    """Check every path field of ``model`` and give it its :class:`Walk` (in place)."""
+def compile_walks(
+    file: s.ModelSpec, model: Model, report: Report, suggest: Suggest
+) -> tuple[Replica, ...]:
+    """Check every path field of ``model`` and give it its :class:`Walk` (in place); returns
+    the replicas they declare."""
+    shared: list[tuple[Place, NodeType, str, str]] = []
     for type_name, spec in file.types.items():
         node = model.types.get(type_name)
         if node is None:
@@ -103,6 +109,60 @@ def compile_walks(file: s.ModelSpec, model: Model, report: Report, suggest: Sugg
             walk = _Compiler(model, report, suggest, place).walk(node, field, decl)
             if walk is not None:
                 node.fields[name] = replace(field, walk=walk)
+                if isinstance(decl.materialize, str):
+                    shared.append((place, node, name, decl.materialize))
+    for place, node, name, other in shared:
+        _share(model, report, suggest, (*place, "materialize"), node, name, other)
+    return tuple(
+        dict.fromkeys(
+            f.walk.replica
+            for t in model.types.values()
+            for f in t.fields.values()
+            if f.walk is not None and f.walk.replica is not None
+        )
+    )
+
+
+def _share(
+    model: Model,
+    report: Report,
+    suggest: Suggest,
+    place: Place,
+    node: NodeType,
+    name: str,
+    other: str,
+) -> None:
+    """Answer the path field ``name`` from the replica of its type's path field ``other``."""
+    field, found = node.fields[name], node.fields.get(other)
+    walk = field.walk
+    assert walk is not None
+    replicated = [n for n, f in node.fields.items() if f.walk is not None and f.walk.replica]
+    if found is None or found.walk is None or found.walk.replica is None:
+        report(
+            place,
+            f"{node.name}.{other} declares no replica; name a field that does ("
+            + (suggest(other, replicated) if replicated else f"{node.name} has none")
+            + ")",
+        )
+        return
+    replica = found.walk.replica
+    if replica.hops != walk.hops:
+        report(
+            place,
+            f"{node.name}.{other} replicates the path "
+            f"[{', '.join(h.field for h in replica.hops)}]; this field follows "
+            f"[{', '.join(h.field for h in walk.hops)}]",
+        )
+        return
+    missing = replica_misses(replica.copies, walk.where)
+    if missing:
+        report(
+            place,
+            f"this field's `where` reads {', '.join(missing)}, which {node.name}.{other}'s "
+            "replica does not copy; add it to that `copy`",
+        )
+        return
+    node.fields[name] = replace(field, walk=replace(walk, replica=replica))
 
 
 class _Compiler:
@@ -142,7 +202,21 @@ class _Compiler:
                 return None
             fills = found
         argument = field.arguments[0][0] if answer == "exists" else None
-        return Walk(hops, where, answer, fills, argument)
+        replica = None
+        if isinstance(decl.materialize, s.MaterializeSpec):
+            replica = compile_replica(
+                self.model,
+                self.report,
+                self.place,
+                node,
+                field.name,
+                hops,
+                where,
+                decl.materialize,
+            )
+            if replica is None:
+                return None
+        return Walk(hops, where, answer, fills, argument, replica)
 
     # ---- hops ------------------------------------------------------------------------------
 

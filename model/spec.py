@@ -226,6 +226,29 @@ class RefSpec(Spec):
     holds: Literal["key"] = Field(description="`key`: the value is the target's key itself.")
 
 
+class MaterializeSpec(Spec):
+    """A replica of a path: one item per instance of the path, in the start's partition, kept
+    exact by every write Edgewise makes (MODELS.md, "Replicas of a path")."""
+
+    key: KeyPair = Field(
+        description="The replica item's key: `{from}` (the start's id) in `pk`, `{to}` (the "
+        "end's id) and `{via}` (the node between, on a path of 2 hops; `{via1}`, `{via2}` … "
+        'for longer ones) in `sk`: `{pk: "USER#{from}", sk: "GROUPSUB#{to}|{via}"}`.'
+    )
+    copies: list[str] = Field(
+        default_factory=list,
+        alias="copy",
+        description="The last hop's edge fields kept on each replica (under the edge's "
+        "attribute names), so the path's `where` is checked at read time.",
+    )
+    type: str | None = Field(
+        None,
+        description="A type under `types:` that names the replica items (read-only; its key "
+        "has the literal text of `key`, its placeholders matched to `{from}`, `{to}`, `{via}` "
+        "by position). Without it the items carry the type value `<Type>.<field>`.",
+    )
+
+
 class FieldSpec(Spec):
     type: str | None = Field(
         None,
@@ -297,6 +320,14 @@ class FieldSpec(Spec):
         "with the nodes of that hop the node is reached through, in order "
         "(`{product: subscriptions, via: groups}`). Name a hop by its position (1 for the "
         "first) where the path follows one edge field twice.",
+    )
+    materialize: MaterializeSpec | str | None = Field(
+        None,
+        union_mode="left_to_right",
+        description="Keep a replica of this path in each start's partition and read the field "
+        "from it (one Query): a replica as `{key, copy, type}`, or the name of another path "
+        "field of this type whose replica answers this one (`hasAccess: … materialize: "
+        "products`).",
     )
 
 

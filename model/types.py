@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .access import Access
     from .filters import Where
     from .paths import Walk
+    from .replicas import Replica
 
 __all__ = [
     "RECORD_EXPIRES",
@@ -305,6 +306,7 @@ class Model:
     ids: tuple[str, str] | None = None  # (pattern, description) every id must follow
     key_casing: str = "none"  # lower/upper: keys hold cased copies of their values
     stamps: tuple[str, str] = ("createdAt", "updatedAt")  # created, modified attributes
+    replicas: tuple[Replica, ...] = ()  # the paths kept replicated (``materialize:``)
 
 
 @dataclass(frozen=True, slots=True)

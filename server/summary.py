@@ -53,7 +53,15 @@ def _path_cost(model: Model, walk: Walk) -> str:
         index = end.index if hop.far == "from" and end is not None else None
         reads.append(f"a Query of {_where(index.name if index else None)} per node")
     waves = f"{len(reads)} wave{'s' if len(reads) > 1 else ''}"
-    return "; then ".join(reads) + f" ({waves}; a lookup starts the first with its own read)"
+    walked = "; then ".join(reads) + f" ({waves}; a lookup starts the first with its own read)"
+    replica = walk.replica
+    if replica is None:
+        return walked
+    prefix = replica.sk.literal_prefix + ("{to}…" if walk.answer == "exists" else "")
+    return (
+        f"Query the table, begins_with({model.sort_key}, {prefix!r}), the replica "
+        f"{replica.name} (1 wave, with a lookup's own read); without it: {walked}"
+    )
 
 
 def access_patterns(model: Model) -> list[tuple[str, str]]:

@@ -18,7 +18,8 @@ from typing import Any
 
 from graph.items import Ref
 from graph.keys import ItemKey
-from graph.reads import Listing
+from graph.reads import Branch, Listing
+from graph.replicas import pending
 from graph.table import Item
 from model import EdgeType, Field
 from model.access import Hop
@@ -61,6 +62,8 @@ class PathField:
 
     def start(self, ctx: ModelContext, ref: Ref, **args: Any) -> list[Awaitable[Any]]:
         """The first hop's read, for a root lookup to start with its own."""
+        if self.walk.replica is not None:
+            return [ctx.reads.items.load(ref.key), ctx.reads.alls.load(self._replicas(ref, args))]
         if self.steps[0][0].ref:
             return [ctx.reads.items.load(ref.key)]
         if self.walk.answer == "exists" and len(self.steps) == 1:
@@ -69,6 +72,8 @@ class PathField:
         return [ctx.reads.alls.load(self._listing(self.steps[0][2], ref, ctx))]
 
     def resolve(self, ref: Ref, info: Info, **args: Any) -> Awaitable[Any]:
+        if self.walk.replica is not None:
+            return self._replicated(info.context, ref, args)
         if self.walk.answer == "exists":
             return self._exists(info.context, ref, args)
         return self._list(info.context, ref)
@@ -126,9 +131,15 @@ class PathField:
         ]
 
     async def _list(self, ctx: ModelContext, ref: Ref) -> list[Any]:
+        objects = self.walk.answer == "objects"
+        reached, through = await self._reach(ctx, ref, len(self.steps), datetime.now(UTC), objects)
+        return await self._answer(ctx, reached, through)
+
+    async def _answer(self, ctx: ModelContext, reached: Reached, through: Through) -> list[Any]:
+        """The nodes reached, or one object per node reached (filled from the nodes of each
+        hop it is reached through), leaving out what the principal may not read."""
         walk = self.walk
         objects = walk.answer == "objects"
-        reached, through = await self._reach(ctx, ref, len(self.steps), datetime.now(UTC), objects)
         last = len(self.steps) - 1
         if not objects:
             nodes = list(reached.values())
@@ -161,6 +172,63 @@ class PathField:
         assert scope is not None
         verdicts = await asyncio.gather(*(scope.can_read(n) for n in nodes))
         return [n for n, ok in zip(nodes, verdicts, strict=True) if ok]
+
+    # ---- from a replica --------------------------------------------------------------------
+
+    def _replicas(self, start: Ref, args: dict[str, Any]) -> Listing:
+        """The Query of ``start``'s replica items (of the one end an existence test names)."""
+        replica = self.walk.replica
+        assert replica is not None
+        values = {"from": (self.codec.key_values(start.type, start.key) or {})["id"]}
+        to = None
+        if self.walk.answer == "exists":
+            assert self.walk.argument is not None
+            target = self.codec.by_id(self.target, str(args[self.walk.argument]))
+            to = None if target is None else self._id(target)
+        prefix = replica.sk.prefix({"to": to} if to is not None else {})
+        return Listing(None, (Branch(replica.pk.format(values), prefix),))
+
+    def _id(self, ref: Ref) -> str:
+        return (self.codec.key_values(ref.type, ref.key) or {})["id"]
+
+    async def _replicated(self, ctx: ModelContext, ref: Ref, args: dict[str, Any]) -> Any:
+        """The field read from its replica: one Query of the start's partition, the start's
+        item read beside it; a start whose replicas are being written is walked instead."""
+        replica = self.walk.replica
+        assert replica is not None
+        if self.walk.answer == "exists" and self._edge_key(ref, args) is None:
+            return False  # names no node of the end type (also checks the argument)
+        item, items = await asyncio.gather(
+            ctx.reads.items.load(ref.key), ctx.reads.alls.load(self._replicas(ref, args))
+        )
+        if pending(item):
+            return await (
+                self._exists(ctx, ref, args)
+                if self.walk.answer == "exists"
+                else self._list(ctx, ref)
+            )
+        now, where = datetime.now(UTC), self.walk.where
+        codec, type_attribute = self.codec, self.codec.model.type_attribute
+        rows: dict[ItemKey, tuple[Ref, dict[int, dict[ItemKey, Ref]]]] = {}
+        types = [h.type for h in replica.hops]
+        for found in items:
+            if type_attribute is not None and found.get(type_attribute) != replica.type_value:
+                continue
+            values = replica.sk.parse(str(found[codec.layout.sk]))
+            if values is None or (where is not None and not where.holds(found, now)):
+                continue
+            far = codec.ref(self.target, {"id": values["to"]})
+            _, vias = rows.setdefault(far.key, (far, {}))
+            for k, name in enumerate(replica.vias):
+                via = codec.ref(self.codec.model.types[types[k]], {"id": values[name]})
+                vias.setdefault(k, {})[via.key] = via
+        if self.walk.answer == "exists":
+            return bool(rows)
+        return await self._answer(
+            ctx,
+            {key: far for key, (far, _) in rows.items()},
+            {key: vias for key, (_, vias) in rows.items()},
+        )
 
     # ---- existence -------------------------------------------------------------------------
 

@@ -1,0 +1,376 @@
+"""Replicas of a path (``materialize:``, compiled in :mod:`model.replicas`), kept exact on every
+write Edgewise makes.
+
+A change of an edge on a replicated path (added, removed, a copied field changed) changes the
+replicas of every instance of the path through that edge, in the change's own transaction. The
+instances are found by walking from the edge's ends, backward to the starts and forward to the
+ends, every listing strongly consistent where DynamoDB allows it (the table and its local
+indexes; a global index cannot be).
+
+Concurrent changes are ordered by a clock on each node of the path (:data:`CLOCK`): a change
+reads the clock of every node whose edges it lists before it lists them, and commits only if
+those clocks are unchanged; it advances the clock of both ends of its edge and of every start
+whose replicas it writes. So of two changes that could each miss the other's edge (a user
+joining a group while the group subscribes to a product: seed 000's race), the second to commit
+finds a clock moved, reads again, and writes the replica the first could not see.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from model import EdgeType, KeyValueError, Model
+from model.replicas import Replica
+
+from .errors import BadUserInput, Conflict, EdgewiseError
+from .items import Codec, Ref
+from .keys import ItemKey
+from .reads import Reads
+from .table import Failure, Item, Table, to_dynamo
+from .transaction import Action
+
+__all__ = [
+    "CLOCK",
+    "PENDING",
+    "Delta",
+    "Moved",
+    "Upkeep",
+    "clock_of",
+    "joined",
+    "pending",
+    "replica_item",
+]
+
+CLOCK = "edgewiseClock"  # on each node of a replicated path: advanced by every change through it
+PENDING = "edgewisePending"  # on a start: changes whose replicas are being written (read it walked)
+ABSENT = object()  # a clock read from a node that has no item
+
+
+class Moved(Conflict):
+    """A node whose edges a write listed changed before the write committed: read again."""
+
+    def __init__(self) -> None:
+        super().__init__("the graph changed concurrently along a replicated path; try again")
+
+
+def pending(item: Item | None) -> bool:
+    """Whether a start's replicas are being written: its path is to be walked, not read."""
+    return item is not None and int(item.get(PENDING) or 0) > 0
+
+
+def clock_of(item: Item | None) -> Any:
+    """The clock a node's item holds: its number, None without one, ABSENT without an item."""
+    if item is None:
+        return ABSENT
+    value = item.get(CLOCK)
+    return None if value is None else int(value)
+
+
+@dataclass
+class Delta:
+    """What a change does to the replicas: items to put and to delete, the clocks it read
+    (each write is conditioned on them) and the nodes whose clock it advances."""
+
+    puts: dict[ItemKey, Item] = field(default_factory=dict)
+    deletes: set[ItemKey] = field(default_factory=set)
+    clocks: dict[ItemKey, Any] = field(default_factory=dict)
+    bumps: set[ItemKey] = field(default_factory=set)
+
+    def merge(self, other: Delta) -> Delta:
+        """Both changes' replicas in one write (each clock as first read)."""
+        for key in other.deletes:
+            self.puts.pop(key, None)
+        self.deletes |= other.deletes
+        self.puts |= other.puts
+        for key, clock in other.clocks.items():
+            self.clocks.setdefault(key, clock)
+        self.bumps |= other.bumps
+        return self
+
+    def __len__(self) -> int:
+        """The actions it adds to a transaction besides those on the changed edge's ends."""
+        return len(self.puts) + len(self.deletes) + len(set(self.clocks) | self.bumps)
+
+
+class Upkeep:
+    """The replicas of one model, kept through one writer."""
+
+    def __init__(self, codec: Codec, table: Table) -> None:
+        self.model: Model = codec.model
+        self.codec = codec
+        self.table = table
+        self.layout = table.layout
+        self.hops: dict[str, list[tuple[Replica, int]]] = defaultdict(list)
+        for replica in self.model.replicas:
+            for i, hop in enumerate(replica.hops):
+                self.hops[hop.edge].append((replica, i))
+        self._types = {r.type_value: r for r in self.model.replicas}
+
+    def replicated(self, edge: EdgeType) -> bool:
+        return edge.label in self.hops
+
+    def copied(self, edge: EdgeType, attributes: set[str]) -> bool:
+        """Whether changing ``attributes`` of an ``edge`` item changes a replica."""
+        return any(
+            i == len(r.hops) - 1 and attributes & {a for _, a in r.copies}
+            for r, i in self.hops.get(edge.label, ())
+        )
+
+    def is_replica(self, item: Item) -> bool:
+        """Whether ``item`` is a replica item (of any path of the model)."""
+        attribute = self.model.type_attribute
+        if attribute is not None and attribute in item:
+            return str(item[attribute]) in self._types
+        key = self.codec.item_key(item)
+        return any(
+            r.pk.parse(key.pk) is not None and r.sk.parse(key.sk) is not None
+            for r in self.model.replicas
+        )
+
+    # ---- a change --------------------------------------------------------------------------
+
+    async def change(self, edge: EdgeType, source: Ref, target: Ref, after: Item | None) -> Delta:
+        """The replicas' part of changing the ``edge`` item from ``source`` to ``target``:
+        ``after`` is the item as the change leaves it (None: removed)."""
+        delta = Delta()
+        if not self.replicated(edge):
+            return delta
+        changed = self.codec.edge_key(edge, source.key, target.key)
+        reads = Reads(self.table, consistent=True)
+        for replica, i in self.hops[edge.label]:
+            hop = replica.hops[i]
+            near, far = (source, target) if hop.far == "to" else (target, source)
+            starts = await self._backward(reads, delta, replica, i, near, changed, after)
+            ends = await self._forward(reads, delta, replica, i, far, changed, after)
+            for prefix in starts:
+                delta.bumps.add(prefix[0].key)
+                for suffix, last in ends:
+                    item = self.item(replica, (*prefix, *suffix), last)
+                    key = self.codec.item_key(item)
+                    if after is None:
+                        delta.deletes.add(key)
+                    else:
+                        delta.puts[key] = item
+        delta.bumps |= {source.key, target.key}
+        return delta
+
+    async def _backward(
+        self,
+        reads: Reads,
+        delta: Delta,
+        replica: Replica,
+        i: int,
+        near: Ref,
+        changed: ItemKey,
+        after: Item | None,
+    ) -> list[tuple[Ref, ...]]:
+        """Every instance of the path's first ``i`` hops that ends at ``near``, as its nodes."""
+        paths: list[tuple[Ref, ...]] = [(near,)]
+        for j in range(i - 1, -1, -1):
+            hop = replica.hops[j]
+            edge = self.model.edges[hop.edge]
+            back = "from" if hop.far == "to" else "to"
+            listed = await self._edges(reads, delta, edge, [p[0] for p in paths], hop.far)
+            paths = [
+                (self.codec.end(edge, item, back), *p)
+                for p in paths
+                for item in _adjusted(
+                    self.codec, edge, listed[p[0].key], changed, after, p[0], hop.far
+                )
+            ]
+        return paths
+
+    async def _forward(
+        self,
+        reads: Reads,
+        delta: Delta,
+        replica: Replica,
+        i: int,
+        far: Ref,
+        changed: ItemKey,
+        after: Item | None,
+    ) -> list[tuple[tuple[Ref, ...], Item | None]]:
+        """Every instance of the path's hops after ``i`` that starts at ``far``, as its nodes,
+        with the last hop's edge item (``after`` itself when the change is the last hop)."""
+        paths: list[tuple[tuple[Ref, ...], Item | None]] = [((far,), after)]
+        for j in range(i + 1, len(replica.hops)):
+            hop = replica.hops[j]
+            edge = self.model.edges[hop.edge]
+            near = "from" if hop.far == "to" else "to"
+            listed = await self._edges(reads, delta, edge, [p[-1] for p, _ in paths], near)
+            paths = [
+                ((*p, self.codec.end(edge, item, hop.far)), item)
+                for p, _ in paths
+                for item in _adjusted(
+                    self.codec, edge, listed[p[-1].key], changed, after, p[-1], near
+                )
+            ]
+        return paths
+
+    async def _edges(
+        self, reads: Reads, delta: Delta, edge: EdgeType, nodes: list[Ref], end: str
+    ) -> dict[ItemKey, list[Item]]:
+        """The ``edge`` items at each node's ``end``, each node's clock read first."""
+        distinct = list(dict.fromkeys(n.key for n in nodes))
+        unread = [k for k in distinct if k not in delta.clocks]
+        if unread:
+            found = await self.table.get_many(unread, consistent=True)
+            for key in unread:
+                delta.clocks[key] = clock_of(found.get(key))
+        listings = []
+        for key in distinct:
+            listing = self.codec.edges_at(edge, key, end)
+            assert listing is not None  # check-model refuses a replica it cannot list
+            listings.append(listing)
+        pages = await reads.alls.load_many(listings)
+        return dict(zip(distinct, pages, strict=True))
+
+    def item(self, replica: Replica, nodes: tuple[Ref, ...], last: Item | None) -> Item:
+        return replica_item(self.codec, replica, nodes, last)
+
+    # ---- into a transaction ----------------------------------------------------------------
+
+    def fold(self, actions: list[Action], delta: Delta) -> list[Action]:
+        """``actions`` with the delta's clocks as conditions and advances (on an action already
+        on that item, or a new one) and its replica items put and deleted."""
+        layout = self.layout
+        by_key = {a.key: a for a in actions}
+        for key in dict.fromkeys([*delta.clocks, *delta.bumps]):
+            action = by_key.get(key)
+            if action is None:
+                action = by_key[key] = Action("ConditionCheck", key, {"Key": layout.key(key)})
+                if key in delta.bumps:  # never writes a clock onto a node that is gone
+                    action.condition = f"attribute_exists({action.expr.name(layout.pk)})"
+                    action.on_fail = _always_moved
+                actions.append(action)
+            if key in delta.clocks:
+                _condition(action, layout.pk, delta.clocks[key])
+            if key in delta.bumps and action.kind != "Delete":
+                _advance(action)
+        for key, item in delta.puts.items():
+            if key not in by_key:
+                actions.append(Action("Put", key, {"Item": to_dynamo(item)}, leaves=item))
+        for key in delta.deletes - set(delta.puts):
+            if key not in by_key:
+                actions.append(Action("Delete", key, {"Key": layout.key(key)}))
+        return actions
+
+
+def replica_item(codec: Codec, replica: Replica, nodes: tuple[Ref, ...], last: Item | None) -> Item:
+    """The replica item of one instance of the path (``nodes`` from start to end; ``last``: the
+    last hop's edge item, whose copied fields it keeps)."""
+    ids = tuple((codec.key_values(n.type, n.key) or {})["id"] for n in nodes)
+    values = replica.key_values(ids)
+    try:
+        pk, sk = replica.pk.format(values), replica.sk.format(values)
+    except KeyValueError as exc:
+        raise BadUserInput(f"the replica {replica.name} cannot hold this path: {exc}") from exc
+    layout, model = codec.layout, codec.model
+    item: Item = {layout.pk: pk, layout.sk: sk}
+    if model.type_attribute is not None:
+        item[model.type_attribute] = replica.type_value
+    for _, attribute in replica.copies:
+        if last is not None and last.get(attribute) is not None:
+            item[attribute] = last[attribute]
+    return item
+
+
+def joined(codec: Codec, items: Iterable[Item]) -> dict[ItemKey, Item]:
+    """Every replica item the model's paths call for among ``items`` (a whole graph: sample
+    data, a table read whole), joined in memory: one per instance of each path from a node
+    that has its item."""
+    model = codec.model
+    if not model.replicas:
+        return {}
+    nodes: dict[ItemKey, Ref] = {}
+    edges: dict[tuple[str, str, ItemKey], list[Item]] = defaultdict(list)
+    for item in items:
+        node = codec.node_type(item)
+        if node is not None:
+            nodes[codec.item_key(item)] = Ref(node, codec.item_key(item))
+            continue
+        edge = codec.edge_type(item)
+        if edge is not None:
+            for end in ("from", "to"):
+                edges[(edge.label, end, codec.end(edge, item, end).key)].append(item)
+    out: dict[ItemKey, Item] = {}
+    for replica in model.replicas:
+        paths: list[tuple[tuple[Ref, ...], Item | None]] = [
+            ((ref,), None) for ref in nodes.values() if ref.type.name == replica.start
+        ]
+        for hop in replica.hops:
+            edge = model.edges[hop.edge]
+            near = "from" if hop.far == "to" else "to"
+            paths = [
+                ((*path, codec.end(edge, item, hop.far)), item)
+                for path, _ in paths
+                for item in edges[(edge.label, near, path[-1].key)]
+            ]
+        for path, last in paths:
+            item = replica_item(codec, replica, path, last)
+            out[codec.item_key(item)] = item
+    return out
+
+
+def _adjusted(
+    codec: Codec,
+    edge: EdgeType,
+    items: list[Item],
+    changed: ItemKey,
+    after: Item | None,
+    node: Ref,
+    end: str,
+) -> list[Item]:
+    """A listing of ``edge`` items at ``node`` as the change leaves it: the changed edge as it
+    will be (a path may follow one edge type twice)."""
+    kept = [item for item in items if codec.item_key(item) != changed]
+    if (
+        after is not None
+        and codec.edge_type(after) is edge
+        and codec.end(edge, after, end).key == node.key
+    ):
+        kept.append(after)
+    return kept
+
+
+def _always_moved(_old: Item | None) -> EdgewiseError:
+    return Moved()
+
+
+def _condition(action: Action, pk: str, clock: Any) -> None:
+    e = action.expr
+    if clock is ABSENT:
+        test = f"attribute_not_exists({e.name(pk)})"
+    elif clock is None:
+        test = f"attribute_exists({e.name(pk)}) AND attribute_not_exists({e.name(CLOCK)})"
+    else:
+        test = f"{e.name(CLOCK)} = {e.value(clock)}"
+    action.condition = f"{action.condition} AND {test}" if action.condition else test
+    action.on_fail = _moved_or(action.on_fail, clock)
+
+
+def _moved_or(failure: Failure | None, clock: Any) -> Failure:
+    def fail(old: Item | None) -> EdgewiseError:
+        if clock_of(old) != clock or failure is None:
+            return Moved()
+        return failure(old)
+
+    return fail
+
+
+def _advance(action: Action) -> None:
+    """Add ``ADD clock 1`` to an Update (a ConditionCheck becomes one)."""
+    e = action.expr
+    clause = f"{e.name(CLOCK)} {e.value(1)}"
+    if action.kind == "ConditionCheck":
+        action.kind = "Update"
+        action.body["UpdateExpression"] = f"ADD {clause}"
+        return
+    expression = action.body.get("UpdateExpression", "")
+    joined = (
+        f"{expression}, {clause}" if " ADD " in f" {expression}" else f"{expression} ADD {clause}"
+    )
+    action.body["UpdateExpression"] = joined.strip()

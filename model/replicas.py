@@ -1,0 +1,236 @@
+"""Replicas of a path (``materialize:`` on a path field, MODELS.md "Replicas of a path"),
+compiled: one item per instance of the path in its start's partition, keyed by the ids of the
+nodes along it, holding the last edge's copied fields. :mod:`graph.replicas` keeps them exact
+and :mod:`server.engine.paths` reads from them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from . import spec as s
+from .access import Hop
+from .filters import Where
+from .templates import Placeholder, Template, TemplateSyntaxError
+from .types import Model, NodeType
+
+__all__ = ["Replica", "compile_replica", "replica_misses", "via_names"]
+
+Place = tuple[str | int, ...]
+Report = Callable[[Place, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """The replica ``name`` (``User.products``, the field that declares it) of the path
+    ``hops`` from ``start``: items keyed ``pk``/``sk`` over ``from``, ``vias`` (the nodes between,
+    in path order) and ``to``, holding ``copies`` (field name, attribute) of the last hop's edge
+    and, with a type attribute, ``type_value``. ``declared``: the type under ``types:`` that
+    names its items, if any (``names`` maps its placeholders to ours)."""
+
+    name: str
+    start: str
+    hops: tuple[Hop, ...]
+    pk: Template
+    sk: Template
+    vias: tuple[str, ...]
+    copies: tuple[tuple[str, str], ...]
+    type_value: str
+    declared: str | None = None
+    names: tuple[tuple[str, str], ...] = ()  # (declared type's placeholder, ours)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The placeholder of each node of the path, start first."""
+        return ("from", *self.vias, "to")
+
+    def key_values(self, ids: tuple[str, ...]) -> dict[str, str]:
+        """The placeholders' values for the ids of the path's nodes, start first."""
+        return dict(zip(self.nodes, ids, strict=True))
+
+
+def via_names(hops: int) -> tuple[str, ...]:
+    """The placeholders of the nodes between start and end: none for one hop, ``via`` for two,
+    ``via1``, ``via2`` … for more."""
+    if hops == 2:
+        return ("via",)
+    return tuple(f"via{i}" for i in range(1, hops))
+
+
+def compile_replica(
+    model: Model,
+    report: Report,
+    place: Place,
+    start: NodeType,
+    field: str,
+    hops: tuple[Hop, ...],
+    where: Where | None,
+    decl: s.MaterializeSpec,
+) -> Replica | None:
+    """Check one ``materialize:`` declaration (each mistake reported at its place)."""
+    where_place = (*place, "materialize")
+    for i, hop in enumerate(hops):
+        if hop.ref:
+            report(
+                (*place, "path", i),
+                f"a replica follows edges and {hop.start}.{hop.field} is a reference; end the "
+                "path before it or remove `materialize`",
+            )
+            return None
+    if set(model.key_types) & {model.partition_key, model.sort_key}:
+        report(where_place, "a replica's key is text: the table's keys must be strings (type S)")
+        return None
+    for name in dict.fromkeys([start.name, *(h.type for h in hops)]):
+        node = model.types[name]
+        if node.implicit:
+            report(
+                where_place,
+                f"a replica keeps a clock on every node of its path and {name} is implicit "
+                "(no item of its own); declare its item or remove `materialize`",
+            )
+            return None
+        if node.key_fields != ("id",):
+            report(
+                where_place,
+                f"a replica names each node of its path by its id and {name}'s key holds "
+                f"{', '.join(node.key_fields)}; replicate a path of types keyed by `{{id}}`",
+            )
+            return None
+    vias = via_names(len(hops))
+    templates = _templates(report, (*where_place, "key"), decl.key, vias)
+    if templates is None:
+        return None
+    pk, sk = templates
+    edge = model.edges[hops[-1].edge]
+    copies = []
+    for i, name in enumerate(decl.copies):
+        copied = edge.fields.get(name)
+        if copied is None or copied.kind == "copy":
+            what = "copies a node's field" if copied else "has no such field"
+            plain = [n for n, f in edge.fields.items() if f.kind != "copy"]
+            report(
+                (*where_place, "copy", i),
+                f"edge {edge.label} {what} ({name!r}); copy one of its own fields: "
+                f"{', '.join(plain) or 'it has none'}",
+            )
+            return None
+        copies.append((name, copied.attribute))
+    missing = replica_misses(copies, where)
+    if missing:
+        report(
+            (*where_place, "copy"),
+            f"the path's `where` reads {', '.join(missing)}: add it to `copy` so the replica "
+            "can be filtered at read time",
+        )
+        return None
+    for j in range(len(hops)):
+        problem = _unlisted(model, hops, j)
+        if problem:
+            report((*place, "path", j), problem)
+            return None
+    name = f"{start.name}.{field}"
+    replica = Replica(name, start.name, hops, pk, sk, vias, tuple(copies), name)
+    if decl.type is None:
+        return replica
+    return _declared(model, report, (*where_place, "type"), replica, decl.type)
+
+
+def _templates(
+    report: Report, place: Place, key: s.KeyPair, vias: tuple[str, ...]
+) -> tuple[Template, Template] | None:
+    try:
+        pk, sk = Template.compile(key.pk), Template.compile(key.sk)
+    except TemplateSyntaxError as exc:
+        report(place, f"{exc}; write placeholders as {{from}}, {{to}}, {{via}}")
+        return None
+    if pk.placeholders != ("from",):
+        report(
+            (*place, "pk"),
+            "a replica lives in its start's partition: its pk holds {from} and no other "
+            f"placeholder (`USER#{{from}}`), not {key.pk!r}",
+        )
+        return None
+    wanted = {"to", *vias}
+    if sorted(sk.placeholders) != sorted(wanted):
+        listed = ", ".join(f"{{{n}}}" for n in ("to", *vias))
+        report(
+            (*place, "sk"),
+            f"the sort key names each instance of the path: it holds {listed}, each once, "
+            f"not {key.sk!r}",
+        )
+        return None
+    if not sk.literal_prefix:
+        report(
+            (*place, "sk"),
+            "begin the sort key with literal text (`GROUPSUB#`), so the replicas of a start "
+            "are one Query of its partition",
+        )
+        return None
+    return pk, sk
+
+
+def replica_misses(
+    copies: tuple[tuple[str, str], ...] | list[tuple[str, str]], where: Where | None
+) -> list[str]:
+    """The attributes ``where`` reads that ``copies`` do not keep."""
+    kept = {attribute for _, attribute in copies}
+    return sorted(_attributes(where) - kept)
+
+
+def _attributes(where: Where | None) -> set[str]:
+    if where is None:
+        return set()
+    found = {t.attribute for t in where.tests}
+    for group in where.alternatives:
+        for alternative in group:
+            found |= _attributes(alternative)
+    return found
+
+
+def _unlisted(model: Model, hops: tuple[Hop, ...], j: int) -> str | None:
+    """Why hop ``j``'s edges cannot be listed from the end the replica's upkeep reads them from:
+    each hop is read forward (rebuilds, a change before it) and every hop but the last also
+    backward (a change after it), and reading an edge from its ``to`` end needs an index."""
+    hop = hops[j]
+    edge = model.edges[hop.edge]
+    ends = {"from" if hop.far == "to" else "to"}  # forward: from the hop's start
+    if j < len(hops) - 1:
+        ends.add(hop.far)  # backward: from the node the hop reaches
+    if "to" not in ends or (edge.reverse is not None and edge.reverse.index is not None):
+        return None
+    nxt = hops[j + 1].field if j < len(hops) - 1 else hop.field
+    return (
+        f"keeping the replica exact when {nxt} changes needs {edge.label}'s edges listed "
+        f"from their {edge.target} end; declare `reverse: {{field: …, index: …}}` on edge "
+        f"{edge.label} (an index whose partition key is the table's sort key)"
+    )
+
+
+def _declared(
+    model: Model, report: Report, place: Place, replica: Replica, name: str
+) -> Replica | None:
+    node = model.types.get(name)
+    if node is None:
+        report(place, f"no type {name!r} under `types:`; declare it or remove `type`")
+        return None
+    pairs: list[tuple[str, str]] = []
+    for theirs, ours in ((node.pk, replica.pk), (node.sk, replica.sk)):
+        if _literals(theirs) != _literals(ours):
+            report(
+                place,
+                f"{name}'s key {theirs.text!r} must have the literal text of the replica's "
+                f"key {ours.text!r}, placeholders in the same places",
+            )
+            return None
+        pairs += zip(theirs.placeholders, ours.placeholders, strict=True)
+    if node.mutations:
+        report(
+            place,
+            f"Edgewise alone writes the replica items: give {name} `mutations: false`",
+        )
+        return None
+    return replace(replica, type_value=node.type_value, declared=name, names=tuple(pairs))
+
+
+def _literals(template: Template) -> tuple[str | None, ...]:
+    return tuple(None if isinstance(p, Placeholder) else p for p in template.parts)
