@@ -24,7 +24,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import suppress
 from decimal import Decimal, DecimalException
 from pathlib import Path
@@ -36,7 +36,7 @@ from .errors import BadUserInput
 from .idempotency import is_record
 from .table import DEMO_LAYOUT, Layout, Table, from_dynamo
 
-__all__ = ["dump", "load", "validate"]
+__all__ = ["dump", "load", "scan", "validate"]
 
 Progress = Callable[[int], object]
 
@@ -207,9 +207,9 @@ def _line(item: dict[str, Any]) -> str:
     return json.dumps(encoded, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-async def _scan_segment(
-    table: Table, segment: int, segments: int, out: IO[str], progress: Progress | None
-) -> int:
+async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[list[dict[str, Any]]]:
+    """One segment of a parallel, strongly consistent Scan, page by page (DynamoDB JSON),
+    idempotency records left out."""
     params: dict[str, Any] = {
         "TableName": table.name,
         "Segment": segment,
@@ -217,18 +217,42 @@ async def _scan_segment(
         "ConsistentRead": True,
         "ReturnConsumedCapacity": "TOTAL",
     }
-    count = 0
+    pk = table.layout.pk
     while True:
         response = await table.call("Scan", **params)
-        pk = table.layout.pk
-        items = [i for i in response.get("Items", []) if not is_record(i.get(pk, {}).get("S"))]
+        yield [i for i in response.get("Items", []) if not is_record(i.get(pk, {}).get("S"))]
+        if not response.get("LastEvaluatedKey"):
+            return
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+async def _scan_segment(
+    table: Table, segment: int, segments: int, out: IO[str], progress: Progress | None
+) -> int:
+    count = 0
+    async for items in _pages(table, segment, segments):
         out.write("".join(_line(item) for item in items))
         count += len(items)
         if progress is not None:
             progress(len(items))
-        if not response.get("LastEvaluatedKey"):
-            return count
-        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    return count
+
+
+async def scan(
+    table: Table, segments: int = 4, progress: Progress | None = None
+) -> list[dict[str, Any]]:
+    """Every item of the table (a parallel Scan of ``segments`` segments)."""
+
+    async def segment(number: int) -> list[dict[str, Any]]:
+        found = []
+        async for items in _pages(table, number, segments):
+            found += [from_dynamo(item) for item in items]
+            if progress is not None:
+                progress(len(items))
+        return found
+
+    parts = await asyncio.gather(*(segment(n) for n in range(segments)))
+    return [item for part in parts for item in part]
 
 
 async def dump(

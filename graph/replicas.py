@@ -18,7 +18,7 @@ finds a clock moved, reads again, and writes the replica the first could not see
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,9 +28,9 @@ from model.replicas import Replica
 from .errors import BadUserInput, Conflict, EdgewiseError
 from .items import Codec, Ref
 from .keys import ItemKey
-from .reads import Reads
+from .reads import Branch, Listing, Reads
 from .table import Failure, Item, Table, to_dynamo
-from .transaction import Action
+from .transaction import MAX_ACTIONS, Action
 
 __all__ = [
     "CLOCK",
@@ -39,11 +39,15 @@ __all__ = [
     "Moved",
     "Upkeep",
     "clock_of",
+    "differences",
     "joined",
     "pending",
     "replica_item",
 ]
 
+ATTEMPTS = 5
+Difference = tuple[str, ItemKey, "Item | None"]  # missing|stale|extra, the key, the item wanted
+Commit = Callable[[list[Action]], Awaitable[None]]
 CLOCK = "edgewiseClock"  # on each node of a replicated path: advanced by every change through it
 PENDING = "edgewisePending"  # on a start: changes whose replicas are being written (read it walked)
 ABSENT = object()  # a clock read from a node that has no item
@@ -231,6 +235,95 @@ class Upkeep:
     def item(self, replica: Replica, nodes: tuple[Ref, ...], last: Item | None) -> Item:
         return replica_item(self.codec, replica, nodes, last)
 
+    # ---- a start's replicas, compared with its path ----------------------------------------
+
+    def holds(self, replica: Replica, item: Item) -> bool:
+        """Whether ``item`` is one of ``replica``'s items."""
+        attribute = self.model.type_attribute
+        if attribute is not None and str(item.get(attribute)) != replica.type_value:
+            return False
+        key = self.codec.item_key(item)
+        return replica.pk.parse(key.pk) is not None and replica.sk.parse(key.sk) is not None
+
+    def start_of(self, replica: Replica, key: ItemKey) -> Ref | None:
+        """The start node whose partition holds a replica item."""
+        values = replica.pk.parse(key.pk)
+        if values is None:
+            return None
+        return self.codec.ref(self.model.types[replica.start], {"id": values["from"]})
+
+    async def desired(self, replica: Replica, start: Ref) -> dict[ItemKey, Item]:
+        """The replica items ``start``'s path calls for, walked with consistent reads."""
+        reads = Reads(self.table, consistent=True)
+        walked = await self._forward(reads, Delta(), replica, -1, start, ItemKey("", ""), None)
+        items = (self.item(replica, nodes, last) for nodes, last in walked)
+        return {self.codec.item_key(item): item for item in items}
+
+    async def stored(self, replica: Replica, start: Ref) -> dict[ItemKey, Item]:
+        """The replica items in ``start``'s partition (a consistent Query)."""
+        start_id = (self.codec.key_values(start.type, start.key) or {})["id"]
+        partition = replica.pk.format({"from": start_id})
+        listing = Listing(None, (Branch(partition, replica.sk.literal_prefix),))
+        items = await Reads(self.table, consistent=True).alls.load(listing)
+        return {self.codec.item_key(i): i for i in items if self.holds(replica, i)}
+
+    async def recompute(
+        self, replica: Replica, start: Ref, commit: Commit | None
+    ) -> list[Difference]:
+        """Compare ``start``'s replicas with its path and (``commit``) write the difference, in
+        transactions conditioned on the start's clock as read before the walk, so a change made
+        meanwhile makes it compare again. Returns the differences it found."""
+        for _ in range(ATTEMPTS):
+            item = await self.table.get_item(start.key)
+            desired = {} if item is None else await self.desired(replica, start)
+            found = differences(self.model, replica, desired, await self.stored(replica, start))
+            if commit is None or not found:
+                return found
+            clock = clock_of(item)
+            try:
+                for at in range(0, len(found), MAX_ACTIONS - 1):
+                    check = Action("ConditionCheck", start.key, {"Key": self.layout.key(start.key)})
+                    _condition(check, self.layout.pk, clock)
+                    writes = [self._write(d) for d in found[at : at + MAX_ACTIONS - 1]]
+                    await commit([check, *writes])
+            except Moved:
+                continue
+            return found
+        raise Conflict(f"{start.key.pk} keeps changing concurrently; try again")
+
+    def _write(self, difference: Difference) -> Action:
+        _, key, item = difference
+        if item is None:
+            return Action("Delete", key, {"Key": self.layout.key(key)})
+        return Action("Put", key, {"Item": to_dynamo(item)}, leaves=item)
+
+    async def rebuild(
+        self,
+        replicas: list[Replica],
+        items: list[Item],
+        commit: Commit | None,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[Difference]:
+        """Every difference between the replicas and their paths: found in ``items`` (the table
+        read whole), then each start that differs compared again with consistent reads and
+        (``commit``) written."""
+        graph = [i for i in items if not self.is_replica(i)]
+        wanted = joined(self.codec, graph)
+        found: list[Difference] = []
+        for replica in replicas:
+            desired = {k: i for k, i in wanted.items() if self.holds(replica, i)}
+            stored = {self.codec.item_key(i): i for i in items if self.holds(replica, i)}
+            starts: dict[ItemKey, Ref] = {}
+            for _, key, _ in differences(self.model, replica, desired, stored):
+                start = self.start_of(replica, key)
+                if start is not None:
+                    starts.setdefault(start.key, start)
+            for start in starts.values():
+                found += await self.recompute(replica, start, commit)
+                if progress is not None:
+                    progress(1)
+        return found
+
     # ---- into a transaction ----------------------------------------------------------------
 
     def fold(self, actions: list[Action], delta: Delta) -> list[Action]:
@@ -313,6 +406,25 @@ def joined(codec: Codec, items: Iterable[Item]) -> dict[ItemKey, Item]:
             item = replica_item(codec, replica, path, last)
             out[codec.item_key(item)] = item
     return out
+
+
+def differences(
+    model: Model, replica: Replica, desired: dict[ItemKey, Item], stored: dict[ItemKey, Item]
+) -> list[Difference]:
+    """``missing``, ``stale`` (a copied field or the type differs) and ``extra`` replica items,
+    in key order."""
+    owned = [a for _, a in replica.copies]
+    if model.type_attribute is not None:
+        owned.append(model.type_attribute)
+    found: list[Difference] = []
+    for key, item in desired.items():
+        old = stored.get(key)
+        if old is None:
+            found.append(("missing", key, item))
+        elif any(old.get(a) != item.get(a) for a in owned):
+            found.append(("stale", key, item))
+    found += [("extra", key, None) for key in stored if key not in desired]
+    return sorted(found, key=lambda d: (str(d[1].pk), str(d[1].sk)))
 
 
 def _adjusted(

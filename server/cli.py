@@ -16,7 +16,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from graph.bulk import dump, load, validate
+from graph.bulk import dump, load, scan, validate
 from graph.capabilities import Capabilities
 from graph.client import (
     CLIENTS,
@@ -28,8 +28,11 @@ from graph.client import (
     table_definition,
 )
 from graph.errors import EdgewiseError
+from graph.mutate import Writer
+from graph.replicas import Difference
 from graph.table import Layout, RetryPolicy, Table
-from model import SHIPPED, ModelError, json_schema
+from model import SHIPPED, Model, ModelError, json_schema
+from model.replicas import Replica
 
 from .engine import DEMO, Engine, engine_for
 from .logs import FORMATS, configure
@@ -315,6 +318,26 @@ def build_parser() -> argparse.ArgumentParser:
     dump_parser.add_argument("file", type=Path, metavar="FILE.jsonl", help="the file to write")
     _connection_flags(dump_parser)
 
+    rebuild = commands.add_parser(
+        "rebuild",
+        help="compare every replica of a path (materialize:) with its path and write the "
+        "difference",
+        description="Read the table whole (a parallel Scan), find every start whose replicas "
+        "differ from its path, compare each again with consistent reads and write the "
+        "difference in transactions conditioned on the start's clock (a change made meanwhile "
+        "makes it compare again). Prints one line per difference, `missing|extra|stale <pk> "
+        "<sk>`. Exit status: 0, or 1 when --dry-run found a difference.",
+    )
+    _connection_flags(rebuild)
+    rebuild.add_argument(
+        "--field",
+        metavar="TYPE.FIELD",
+        help="only the replica this path field reads (default: every replica of the model)",
+    )
+    rebuild.add_argument(
+        "--dry-run", action="store_true", help="list the differences, write nothing"
+    )
+
     relay = commands.add_parser(
         "relay",
         help="read the table's stream (holding its lease: one relay at a time) and publish "
@@ -475,6 +498,58 @@ def _dump(args: argparse.Namespace) -> None:
 
     count = asyncio.run(run())
     print(f"dumped {count} items from table {args.table!r} to {args.file}")
+
+
+def _rebuild(args: argparse.Namespace) -> None:
+    engine = _engine(args)
+    replicas = list(engine.model.replicas)
+    if not replicas:
+        raise SystemExit(
+            f"edgewise rebuild: the model {args.model} declares no replica; add `materialize:` "
+            "to a path field (see the docs, Replicas of a path)"
+        )
+    if args.field is not None:
+        chosen = _replica_of(engine.model, args.field)
+        replicas = [chosen]
+
+    async def run() -> list[Difference]:
+        async with open_client(_endpoint(args), lean=_lean(args)) as client:
+            table = Table(client, args.table, layout=engine.layout)
+            writer = Writer(table, engine.codec)
+            assert writer.upkeep is not None
+            estimate = (await table.describe()).get("ItemCount") or None
+            with tqdm(total=estimate, unit="items", desc="reading", file=sys.stderr) as bar:
+                items = await scan(table, progress=bar.update)
+            commit = None if args.dry_run else writer._commit
+            with tqdm(unit="starts", desc="comparing", file=sys.stderr) as bar:
+                return await writer.upkeep.rebuild(replicas, items, commit, bar.update)
+
+    found = asyncio.run(run())
+    for kind, key, _ in found:
+        print(f"{kind} {key.pk} {key.sk}")
+    done = "not written (--dry-run)" if args.dry_run else "written"
+    print(f"{len(found)} differences, {done}", file=sys.stderr)
+    if args.dry_run and found:
+        raise SystemExit(1)
+
+
+def _replica_of(model: Model, name: str) -> Replica:
+    """The replica the path field ``Type.field`` reads."""
+    type_name, _, field = name.partition(".")
+    node = model.types.get(type_name)
+    walk = node.fields[field].walk if node is not None and field in node.fields else None
+    if walk is None or walk.replica is None:
+        fields = [
+            f"{t.name}.{n}"
+            for t in model.types.values()
+            for n, f in t.fields.items()
+            if f.walk is not None and f.walk.replica is not None
+        ]
+        raise SystemExit(
+            f"edgewise rebuild: --field {name} reads no replica; the fields that do: "
+            + ", ".join(fields)
+        )
+    return walk.replica
 
 
 def _create_table(args: argparse.Namespace) -> None:
@@ -677,6 +752,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "model-schema": _model_schema,
         "infer": _infer,
         "import-model": _import_model,
+        "rebuild": _rebuild,
     }[args.command]
     try:
         handler(args)
