@@ -112,6 +112,13 @@ def compile_walks(
                 if isinstance(decl.materialize, str):
                     shared.append((place, node, name, decl.materialize))
     for place, node, name, other in shared:
+        other_decl = file.types[node.name].fields.get(other)
+        if (
+            isinstance(other_decl, s.FieldSpec)
+            and isinstance(other_decl.materialize, s.MaterializeSpec)
+            and node.fields[other].walk is None
+        ):
+            continue  # its own mistake is reported
         _share(model, report, suggest, (*place, "materialize"), node, name, other)
     return tuple(
         dict.fromkeys(

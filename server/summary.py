@@ -57,7 +57,9 @@ def _path_cost(model: Model, walk: Walk) -> str:
     replica = walk.replica
     if replica is None:
         return walked
-    prefix = replica.sk.literal_prefix + ("{to}…" if walk.answer == "exists" else "")
+    prefix = replica.sk.literal_prefix
+    if walk.answer == "exists" and walk.argument is not None:
+        prefix = replica.sk.prefix({"to": f"<{walk.argument}>"})
     return (
         f"Query the table, begins_with({model.sort_key}, {prefix!r}), the replica "
         f"{replica.name} (1 wave, with a lookup's own read); without it: {walked}"
