@@ -3,8 +3,8 @@
 The page ``docs/models/reference.md`` holds the marker below; this hook replaces it with one
 section per object of the model file's JSON Schema (``edgewise model-schema``, which pydantic
 builds from ``model/spec.py``) and one table row per key, its description taken from the spec.
-So a key is documented once, where it is declared, and ``tests/models/test_model_reference.py``
-fails when a key has no description or no row.
+So a key is documented once, where it is declared; the build fails when a key has no description,
+and so does ``tests/models/test_model_reference.py``, which also checks that every key has its row.
 """
 
 from __future__ import annotations
@@ -15,7 +15,16 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["MARKER", "Key", "Section", "model_schema", "on_page_markdown", "render", "sections"]
+__all__ = [
+    "MARKER",
+    "Key",
+    "Section",
+    "model_schema",
+    "on_page_markdown",
+    "render",
+    "sections",
+    "undocumented",
+]
 
 MARKER = "<!-- model-reference -->"
 
@@ -172,6 +181,18 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def undocumented(schema: Schema) -> list[str]:
+    """The objects and keys of the format that have no description (`TypeSpec.names`)."""
+    missing: list[str] = []
+    for section in sections(schema):
+        if not section.description:
+            missing.append(section.name or "the file")
+        missing += [
+            f"{section.name or 'the file'}.{k.name}" for k in section.keys if not k.description
+        ]
+    return missing
+
+
 def render(schema: Schema) -> str:
     """The reference's markdown: a section per object, a row per key."""
     out: list[str] = []
@@ -197,4 +218,11 @@ def on_page_markdown(markdown: str, page: object, config: object, files: object)
     """MkDocs event: fill the marker of the reference page."""
     if MARKER not in markdown:
         return markdown
-    return markdown.replace(MARKER, render(model_schema()))
+    schema = model_schema()
+    missing = undocumented(schema)
+    if missing:
+        raise ValueError(
+            "the model format has keys without a description (add one in model/spec.py): "
+            + ", ".join(missing)
+        )
+    return markdown.replace(MARKER, render(schema))
