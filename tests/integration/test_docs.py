@@ -62,7 +62,8 @@ def test_make_test_builds_the_site_with_the_docs_extra() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"pip install .*-e '\.\[[^']*\bdocs\b[^']*\]'", makefile)
     docs = re.search(r"^docs: .*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
-    assert docs and "mkdocs build --strict" in docs.group(1)
+    # --quiet would hide the warnings --strict counts, and a broken link would pass.
+    assert docs and "mkdocs build --strict" in docs.group(1) and "--quiet" not in docs.group(1)
     test = re.search(r"^test: .*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
     assert test and "$(MAKE) docs" in test.group(1)
     assert "site/" in (ROOT / ".gitignore").read_text().splitlines()
