@@ -128,6 +128,9 @@ class TimestampsSpec(Spec):
 
 
 class TableSpec(Spec):
+    """The table: its name, its key attributes, what its items say about themselves, its
+    indexes."""
+
     name: str | None = Field(
         None,
         description="The default table name (`--table` or EDGEWISE_TABLE overrides it); "
@@ -172,7 +175,11 @@ class TableSpec(Spec):
         "`_md`, as dynamodb-toolbox names them), served where a type declares fields over them "
         "(`created: {type: DateTime!, attribute: _ct}`). `modified` is rewritten by every update.",
     )
-    indexes: dict[str, IndexSpec] = Field(default_factory=dict)
+    indexes: dict[str, IndexSpec] = Field(
+        default_factory=dict,
+        description="The table's secondary indexes by name (`inverted`, `GSI1`): their key "
+        "attributes, whether local, what they project.",
+    )
     deletions: DeletionsSpec | None = Field(
         None,
         description="Deletes that do not fit one transaction (100 items: the node, its "
@@ -188,15 +195,21 @@ class TableSpec(Spec):
 class KeyPair(Spec):
     """A key made of two templates: the partition key and the sort key."""
 
-    pk: str
-    sk: str
+    pk: str = Field(description="Template of the partition key (`order#{orderId}`).")
+    sk: str = Field(description="Template of the sort key (`item#{id}`).")
 
 
 class IndexKeys(Spec):
     """The templates written into an index's key attributes on every save."""
 
-    pk: str
-    sk: str | None = None
+    pk: str = Field(
+        description="Template written into the index's partition-key attribute "
+        "(`ORDERS#{status}#{shard}`). An item whose values leave a template unfilled is left "
+        "out of the index (sparse), unless `partial`."
+    )
+    sk: str | None = Field(
+        None, description="Template written into the index's sort-key attribute (`{date}#{id}`)."
+    )
     shards: int | None = Field(
         None, ge=1, le=1000, description="`{shard}` = crc32(id) mod shards (write sharding)."
     )
@@ -211,7 +224,11 @@ class UniqueSpec(Spec):
     """A field unique across the table: a claim item keyed by the value, written with it."""
 
     key: str = Field(description="Template of the claim item's key, e.g. `EMAIL#{email}`.")
-    case_insensitive: bool = False
+    case_insensitive: bool = Field(
+        False,
+        description="Lower-case the value in the claim's key, so values differing only in case "
+        "claim the same item (`EMAIL#<lowercased>`).",
+    )
     owner: str = Field("owner", description="Attribute of the claim item holding its node's key.")
     type_value: str | None = Field(
         None,
@@ -250,13 +267,15 @@ class MaterializeSpec(Spec):
 
 
 class FieldSpec(Spec):
+    """A field of a type, an edge or an object: `name: Type`, or this mapping."""
+
     type: str | None = Field(
         None,
         description="GraphQL type: String, Int, Float, Boolean, ID, Date, DateTime, JSON, "
         "an enum or a type of the model; `!` for non-null, `[T]` for a list.",
     )
     attribute: str | None = Field(None, description="Attribute name; defaults to the field name.")
-    description: str | None = None
+    description: str | None = Field(None, description="The GraphQL field's description.")
     copy_of: str | None = Field(
         None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."
     )
@@ -271,7 +290,12 @@ class FieldSpec(Spec):
     )
     first: str | None = Field(None, description="The first item of this collection, in its order.")
     sum: str | None = Field(None, description="A sum over a collection: `collection.field`.")
-    unique: UniqueSpec | None = None
+    unique: UniqueSpec | None = Field(
+        None,
+        description="The value is unique across the table: a claim item keyed by it is written "
+        "in the same transaction as the node (a taken value is CONFLICT, a changed one moves its "
+        "claim), and a root lookup per unique field (`userByEmail`) reads through it.",
+    )
     hook: str | None = Field(
         None, description="A Python function `package.module:function` that resolves the field."
     )
@@ -337,33 +361,59 @@ FieldDecl = str | FieldSpec
 class Names(Spec):
     """Names of generated GraphQL things; each defaults to the GraphQL convention."""
 
-    lookup: str | None = None
-    create: str | None = None
-    update: str | None = None
-    delete: str | None = None
-    connection: str | None = None
-    edge: str | None = None
+    lookup: str | None = Field(None, description="The root lookup field (`order`).")
+    create: str | None = Field(None, description="The create mutation (`createOrder`).")
+    update: str | None = Field(None, description="The update mutation (`updateOrder`).")
+    delete: str | None = Field(None, description="The delete mutation (`deleteOrder`).")
+    connection: str | None = Field(
+        None, description="The connection type of the type's lists (`OrderConnection`)."
+    )
+    edge: str | None = Field(None, description="The edge type of those connections (`OrderEdge`).")
 
 
 class ParentSpec(Spec):
+    """The parent of a child type, whose items live in the parent's partition."""
+
     type: str = Field(description="The parent node type.")
     field: str = Field(description="The field on the child that leads to its parent.")
     collection: str = Field(description="The connection on the parent that lists the children.")
-    order: Order = "asc"
-    count: Count = "query"
-    description: str | None = None
+    order: Order = Field(
+        "asc", description="The collection's order by sort key: `asc`, or `desc` (newest first)."
+    )
+    count: Count = Field(
+        "query",
+        description="`counter`: keep `n_<TYPE>` on the parent item in the same transaction as "
+        "the child, so `totalCount` costs no Query; `query`: count with `Select=COUNT` (right "
+        "for tables Edgewise did not write).",
+    )
+    description: str | None = Field(None, description="The collection's description.")
 
 
 class TypeSpec(Spec):
+    """A node type (or a child type): one kind of item, its key templates and its fields."""
+
     key: str | KeyPair = Field(description="One template (partition key = sort key) or {pk, sk}.")
-    description: str | None = None
+    description: str | None = Field(None, description="The GraphQL type's description.")
     type_value: str | None = Field(
         None, description="Value of the type attribute on this type's items (default: the name)."
     )
-    parent: ParentSpec | None = None
-    fields: dict[GraphQLName, FieldDecl] = Field(default_factory=dict)
-    indexes: dict[str, IndexKeys] = Field(default_factory=dict)
-    names: Names = Field(default_factory=Names)
+    parent: ParentSpec | None = Field(
+        None,
+        description="Makes the type a child: its items live in the parent's partition "
+        "(`{type, field, collection}`).",
+    )
+    fields: dict[GraphQLName, FieldDecl] = Field(
+        default_factory=dict, description="The type's fields: `name: Type` or a field mapping."
+    )
+    indexes: dict[str, IndexKeys] = Field(
+        default_factory=dict,
+        description="Per index, the templates written into its key attributes on every save "
+        '(`{GSI2: {pk: "ORDERS#{status}#{shard}", sk: "{date}#{id}", shards: 15}}`).',
+    )
+    names: Names = Field(
+        default_factory=Names,
+        description="Names of what is generated for the type, instead of the convention.",
+    )
     mutations: bool = Field(True, description="Generate create/update/delete mutations.")
     implicit: bool = Field(
         False,
@@ -384,28 +434,55 @@ class TypeSpec(Spec):
 
 
 class EdgeEnd(Spec):
-    field: str
+    """One end of an edge as a field: a connection whose Relay edges carry the edge's fields,
+    or a plain field with `one: true`."""
+
+    field: str = Field(description="The field's name on the type at this end.")
     index: str | None = Field(
         None, description="The index a reverse edge is read from (its pk holds the `to` end)."
     )
     one: bool = Field(False, description="At most one: a plain field, not a connection.")
-    order: Order = "asc"
-    description: str | None = None
+    order: Order = Field(
+        "asc", description="The connection's order by sort key: `asc`, or `desc` (newest first)."
+    )
+    description: str | None = Field(None, description="The field's description.")
     connection: str | None = Field(None, description="Name of the connection type.")
     edge: str | None = Field(None, description="Name of the edge type.")
 
 
 class EdgeSpec(Spec):
+    """An edge type, by its label: an item whose pk is the `from` node's key and whose sk is the
+    `to` node's key."""
+
     from_: str = Field(alias="from", description="Type of the edge's source (its partition).")
     to: str = Field(description="Type of the edge's target (its sort key).")
-    fields: dict[GraphQLName, FieldDecl] = Field(default_factory=dict)
-    forward: str | EdgeEnd | None = None
-    reverse: EdgeEnd | None = None
-    indexes: dict[str, IndexKeys] = Field(default_factory=dict)
-    count: Count = "query"
+    fields: dict[GraphQLName, FieldDecl] = Field(
+        default_factory=dict,
+        description="The edge's own fields, served on the Relay edge (`role`, `since`, "
+        "`{copyOf: from.status}`).",
+    )
+    forward: str | EdgeEnd | None = Field(
+        None, description="The field on the `from` type that lists its edges: a name or an end."
+    )
+    reverse: EdgeEnd | None = Field(
+        None,
+        description="The field on the `to` type that lists the edges reaching it, read from an "
+        "index whose pk holds the `to` end.",
+    )
+    indexes: dict[str, IndexKeys] = Field(
+        default_factory=dict,
+        description="Per index, the templates written into the edge item's index attributes "
+        "(`{from}` and `{to}` name its ends).",
+    )
+    count: Count = Field(
+        "query",
+        description="`counter`: keep `n_<LABEL>` and `n_<LABEL>_in` on the end nodes in the "
+        "same transaction as the edge, so `totalCount` costs no Query and a `one: true` end is "
+        "race-free; `query`: count with `Select=COUNT`.",
+    )
     add: str | None = Field(None, description="Name of the add mutation (`add<Label>`).")
     remove: str | None = Field(None, description="Name of the remove mutation.")
-    mutations: bool = True
+    mutations: bool = Field(True, description="Generate the add and remove mutations.")
     owns: bool = Field(
         False,
         description="The `to` node belongs to the `from` node: deleting the `from` node deletes "
@@ -414,6 +491,8 @@ class EdgeSpec(Spec):
 
 
 class SortSpec(Spec):
+    """The sort-key condition of an access pattern."""
+
     template: str = Field(
         description="The index's sort-key template, placeholders filled by arguments or the parent."
     )
@@ -433,6 +512,8 @@ class SortSpec(Spec):
 
 
 class QuerySpec(Spec):
+    """An access pattern: a Query of the table or of an index, served as a connection."""
+
     type: str | None = Field(None, description="The type the pattern returns.")
     types: list[GraphQLName] | None = Field(
         None,
@@ -447,10 +528,18 @@ class QuerySpec(Spec):
     field: str | None = Field(None, description="The field name on `on` (defaults to the key).")
     index: str | None = Field(None, description="The index to query; the table without it.")
     partition: str = Field(description="Partition-key template; `{shard}` fans out.")
-    sort: SortSpec | None = None
-    order: Order = "asc"
-    count: Count = "query"
-    description: str | None = None
+    sort: SortSpec | None = Field(
+        None, description="The sort-key condition; without it the whole partition is read."
+    )
+    order: Order = Field(
+        "asc", description="The order by sort key: `asc`, or `desc` (newest first)."
+    )
+    count: Count = Field(
+        "query",
+        description="Accepted for symmetry with edges; an access pattern's `totalCount` is "
+        "always a `Select=COUNT` Query.",
+    )
+    description: str | None = Field(None, description="The GraphQL field's description.")
     where: dict[str, object] | None = Field(
         None,
         description="A filter on the stored fields of the items read (a FilterExpression), "
@@ -470,8 +559,11 @@ class ObjectSpec(Spec):
     """A plain output type (no key, not stored) that path fields, hook fields and mutations
     return."""
 
-    description: str | None = None
-    fields: dict[GraphQLName, FieldDecl]
+    description: str | None = Field(None, description="The GraphQL type's description.")
+    fields: dict[GraphQLName, FieldDecl] = Field(
+        description="Its fields: `name: Type` or a field mapping (read from the returned "
+        "value's key or attribute of that name)."
+    )
 
 
 class MutationSpec(Spec):
@@ -480,8 +572,10 @@ class MutationSpec(Spec):
 
     type: str = Field(description="GraphQL result type: a type of the schema, `!` for non-null.")
     hook: str = Field(description="The function, `package.module:function`.")
-    arguments: dict[GraphQLName, str] = Field(default_factory=dict)
-    description: str | None = None
+    arguments: dict[GraphQLName, str] = Field(
+        default_factory=dict, description="The mutation's arguments: name to GraphQL type."
+    )
+    description: str | None = Field(None, description="The GraphQL field's description.")
     ids: dict[GraphQLName, GraphQLName] = Field(
         default_factory=dict,
         description="The node type each ID argument names (`userId: User`), for access rules.",
@@ -491,17 +585,31 @@ class MutationSpec(Spec):
 class ModelSpec(Spec):
     """A model file: a table's layout and the GraphQL API over it."""
 
-    table: TableSpec
+    table: TableSpec = Field(description="The table the model serves.")
     enums: dict[GraphQLName, list[GraphQLName] | dict[GraphQLName, str]] = Field(
         default_factory=dict,
         description="Enums: a list of values (stored as written), or GraphQL value to the "
         "string stored for it (`{IN_PROGRESS: in-progress}`).",
     )
-    types: dict[GraphQLName, TypeSpec]
-    edges: dict[GraphQLName, EdgeSpec] = Field(default_factory=dict)
-    queries: dict[GraphQLName, QuerySpec] = Field(default_factory=dict)
-    objects: dict[GraphQLName, ObjectSpec] = Field(default_factory=dict)
-    mutations: dict[GraphQLName, MutationSpec] = Field(default_factory=dict)
+    types: dict[GraphQLName, TypeSpec] = Field(
+        description="The node types, by GraphQL name: each kind of item the table holds."
+    )
+    edges: dict[GraphQLName, EdgeSpec] = Field(
+        default_factory=dict, description="The edge types, by label (`MEMBER_OF`)."
+    )
+    queries: dict[GraphQLName, QuerySpec] = Field(
+        default_factory=dict,
+        description="Access patterns, by field name: Queries of the table or an index, as root "
+        "fields or, with `on:`, fields of a type.",
+    )
+    objects: dict[GraphQLName, ObjectSpec] = Field(
+        default_factory=dict,
+        description="Plain output types, by name, for path fields, hook fields and mutations.",
+    )
+    mutations: dict[GraphQLName, MutationSpec] = Field(
+        default_factory=dict,
+        description="Mutations the file cannot say, by name, each answered by a hook.",
+    )
     expose: dict[Literal["Query", "Mutation"], list[GraphQLName]] = Field(
         default_factory=dict,
         description="Root fields in order; those left out are not served. Default: every one.",
@@ -512,7 +620,9 @@ class ModelSpec(Spec):
         "`Type.field(argument:)`, `Enum.VALUE`), for what the file generates.",
     )
     access: AccessSpec | None = Field(
-        None, description="Who may read and change what; without it, today's engine rules."
+        None,
+        description="Who may read and change what; without it, with a JWT key configured, reads "
+        "need a valid token and mutations the `admin` role.",
     )
 
 

@@ -110,8 +110,9 @@ const fresh = await client().query({ query: GROUPS });
 report.secondClient = groupsOf(fresh.data);
 report.secondClientRequests = sent.slice(again);
 
-// 5. Safe retries: the README's link adds an Idempotency-Key to each mutation (the caller's own
-// through the context, else a new one); the same key sent twice applies once.
+// 5. Safe retries: the link of docs/frontend.md ("Safe retries") adds an Idempotency-Key to each
+// mutation (the caller's own through the context, else a new one); the same key sent twice
+// applies once.
 const idempotency = new ApolloLink((operation, forward) => {
   const definition = getMainDefinition(operation.query);
   if (definition.kind === 'OperationDefinition' && definition.operation === 'mutation') {

@@ -75,8 +75,8 @@ async def test_apollo_client_persisted_queries_pagination_and_cache_normalizatio
     assert hashed_only(again, "GET") and again["hash"] == unknown["hash"], again
     assert report["secondClient"]["names"] == ["Renamed by Apollo"]
 
-    # The README's ApolloLink: each mutation carries an Idempotency-Key; the same key twice
-    # answers the first answer (one user), a call without one gets a fresh key.
+    # docs/frontend.md's ApolloLink ("Safe retries"): each mutation carries an Idempotency-Key;
+    # the same key twice answers the first answer (one user), a call without one gets a fresh key.
     keys = [r["key"] for r in report["keyedRequests"]]
     assert keys[:2] == ["apollo-1", "apollo-1"] and keys[2] not in (None, "apollo-1"), keys
     assert report["keyedAgain"] == report["keyedFirst"] != report["keyedOther"]
