@@ -167,7 +167,7 @@ async def delete_node(
                     delete = _delete(writer, key, writer.layout.pk)
                     _unchanged(writer, delete, node, old)
                     batch, _ = _pack(writer, taken, room)
-                    await writer._commit(writer._fold([delete, *along, *batch], delta))
+                    await writer._commit_delta([delete, *along, *batch], delta)
                     return
             except (_Raced, Moved):
                 contended = True  # edges come and go: mark it, which they cannot race
@@ -196,7 +196,7 @@ async def finish_deletion(
             try:
                 taken, delta, removals = await writer._take(removals, max_actions, _cost)
                 batch, _ = _pack(writer, taken, max_actions)
-                await writer._commit(writer._fold(batch, delta))
+                await writer._commit_delta(batch, delta)
             except (_Raced, Moved):
                 break  # another run removed one of these first, or a path moved: read again
     deletions = writer.model.deletions

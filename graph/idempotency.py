@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from model.types import RECORD_EXPIRES, RECORD_PREFIX
+from model.types import INTERNAL, RECORD_EXPIRES, RECORD_PREFIX
 
 from .errors import Conflict, EdgewiseError
 from .keys import ItemKey
@@ -57,8 +57,9 @@ class Applied(EdgewiseError):
 
 
 def is_record(pk: object) -> bool:
-    """Whether a partition key value is an idempotency record's."""
-    return isinstance(pk, str) and pk.startswith(RECORD_PREFIX)
+    """Whether a partition key value is one of Edgewise's own items (an idempotency record, a
+    replicas job)."""
+    return isinstance(pk, str) and pk.startswith(INTERNAL)
 
 
 @dataclass(frozen=True)

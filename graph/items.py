@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from model import EdgeType, Index, KeyValueError, Model, NodeType, Template
-from model.types import RECORD_PREFIX
+from model.types import INTERNAL
 
 from .errors import BadUserInput
 from .keys import ItemKey
@@ -216,7 +216,7 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return self._by_value.get(str(item[model.type_attribute]))
         key = self.item_key(item)
-        if isinstance(key.pk, str) and key.pk.startswith(RECORD_PREFIX):  # graph.idempotency
+        if isinstance(key.pk, str) and key.pk.startswith(INTERNAL):  # idempotency, jobs
             return None
         for node in model.types.values():
             if self.key_values(node, key) is not None:

@@ -29,6 +29,7 @@ from .deletes import delete_node, is_marked, unmarked
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
+from .pending import commit_pending
 from .reads import Branch, Listing, Reads
 from .replicas import Delta, Moved, Upkeep, clock_of, joined
 from .table import Failure, Item, Table, from_dynamo, to_dynamo
@@ -571,17 +572,14 @@ class Writer:
                     taken, delta, rest = await self._take(removals, self.room - len(last), _cost)
                     if not rest:
                         batch, _ = self._pack(taken)
-                        await self._commit(self._fold(last + batch, delta))
+                        await self._commit_delta(last + batch, delta)
                         return
                     taken, delta, removals = await self._take(removals, self.room, _cost)
                     batch, _ = self._pack(taken)
-                    await self._commit(self._fold(batch, delta))
+                    await self._commit_delta(batch, delta)
             except Moved:
                 removals = await self._related(node, key)  # a path changed: read again
         raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
-
-    def _fold(self, actions: list[Action], delta: Delta) -> list[Action]:
-        return actions if self.upkeep is None else self.upkeep.fold(actions, delta)
 
     def _pack(self, removals: list[_Removal]) -> tuple[list[Action], list[_Removal]]:
         """As many removals as fit in one transaction (with one counter update per far node),
@@ -679,12 +677,8 @@ class Writer:
             part = parts[taken]
             trial = Delta().merge(delta).merge(part) if part is not None else delta
             if cost(removals[: taken + 1]) + len(trial) > room:
-                if taken == 0:
-                    raise BadUserInput(
-                        f"removing {removals[0].key.pk} / {removals[0].key.sk} changes "
-                        f"{len(trial)} replica items and node clocks; a transaction holds at "
-                        f"most {room} actions"
-                    )
+                if taken == 0:  # alone too large: its replicas are written in steps
+                    return removals[:1], trial, removals[1:]
                 return removals[:taken], delta, removals[taken:]
             delta = trial
         return removals, delta, []
@@ -784,13 +778,22 @@ class Writer:
         """Commit ``actions`` with the replicas' part of the edge ``changes`` (edge, from, to,
         the edge item as left: None when removed); :class:`Moved` when a path changed between
         the reads and the commit (read again)."""
-        upkeep = self.upkeep
-        if upkeep is not None:
-            delta = Delta()
+        delta = Delta()
+        if self.upkeep is not None:
             for change in changes:
-                delta.merge(await upkeep.change(*change))
-            actions = upkeep.fold(actions, delta)
-        await self._commit(actions)
+                delta.merge(await self.upkeep.change(*change))
+        await self._commit_delta(actions, delta)
+
+    async def _commit_delta(self, actions: list[Action], delta: Delta) -> None:
+        """Commit ``actions`` with the replicas' ``delta``: in one transaction when it fits,
+        else by the pending protocol (:mod:`graph.pending`)."""
+        upkeep = self.upkeep
+        if upkeep is None:
+            await self._commit(actions)
+        elif upkeep.size(actions, delta) <= self.room:
+            await self._commit(upkeep.fold(actions, delta))
+        else:
+            await commit_pending(upkeep, self._transact, self._commit, actions, delta)
 
     # ---- building blocks for hooks ---------------------------------------------------------
 
@@ -879,7 +882,7 @@ class Writer:
             delta.clocks.setdefault(key, clock_of(old))  # no other change of it in between
             delta.bumps.add(key)
             try:
-                await self._commit(self.upkeep.fold([action], delta))
+                await self._commit_delta([action], delta)
             except Moved:
                 if attempt == ATTEMPTS - 1:
                     raise

@@ -33,6 +33,7 @@ from .table import Failure, Item, Table, to_dynamo
 from .transaction import MAX_ACTIONS, Action
 
 __all__ = [
+    "ABSENT",
     "CLOCK",
     "PENDING",
     "Delta",
@@ -41,6 +42,7 @@ __all__ = [
     "clock_of",
     "differences",
     "joined",
+    "on_clock",
     "pending",
     "replica_item",
 ]
@@ -82,6 +84,7 @@ class Delta:
     deletes: set[ItemKey] = field(default_factory=set)
     clocks: dict[ItemKey, Any] = field(default_factory=dict)
     bumps: set[ItemKey] = field(default_factory=set)
+    starts: set[ItemKey] = field(default_factory=set)  # whose replicas it writes
 
     def merge(self, other: Delta) -> Delta:
         """Both changes' replicas in one write (each clock as first read)."""
@@ -92,6 +95,7 @@ class Delta:
         for key, clock in other.clocks.items():
             self.clocks.setdefault(key, clock)
         self.bumps |= other.bumps
+        self.starts |= other.starts
         return self
 
     def __len__(self) -> int:
@@ -151,6 +155,7 @@ class Upkeep:
             ends = await self._forward(reads, delta, replica, i, far, changed, after)
             for prefix in starts:
                 delta.bumps.add(prefix[0].key)
+                delta.starts.add(prefix[0].key)
                 for suffix, last in ends:
                     item = self.item(replica, (*prefix, *suffix), last)
                     key = self.codec.item_key(item)
@@ -268,24 +273,39 @@ class Upkeep:
         return {self.codec.item_key(i): i for i in items if self.holds(replica, i)}
 
     async def recompute(
-        self, replica: Replica, start: Ref, commit: Commit | None
+        self,
+        start: Ref,
+        replicas: list[Replica],
+        commit: Commit | None,
+        last: Callable[[Any], list[Action]] | None = None,
     ) -> list[Difference]:
         """Compare ``start``'s replicas with its path and (``commit``) write the difference, in
         transactions conditioned on the start's clock as read before the walk, so a change made
-        meanwhile makes it compare again. Returns the differences it found."""
+        meanwhile makes it compare again; ``last(clock)`` gives the last transaction's check of
+        the clock instead (a pending mark cleared). Returns the differences found."""
         for _ in range(ATTEMPTS):
             item = await self.table.get_item(start.key)
-            desired = {} if item is None else await self.desired(replica, start)
-            found = differences(self.model, replica, desired, await self.stored(replica, start))
-            if commit is None or not found:
+            found: list[Difference] = []
+            for replica in replicas:
+                desired = {} if item is None else await self.desired(replica, start)
+                stored = await self.stored(replica, start)
+                found += differences(self.model, replica, desired, stored)
+            if commit is None or not (found or last):
                 return found
-            clock = clock_of(item)
+            writes = [self._write(d) for d in found]
+            chunks = [writes[at : at + MAX_ACTIONS - 2] for at in range(0, len(writes), 98)]
             try:
-                for at in range(0, len(found), MAX_ACTIONS - 1):
-                    check = Action("ConditionCheck", start.key, {"Key": self.layout.key(start.key)})
-                    _condition(check, self.layout.pk, clock)
-                    writes = [self._write(d) for d in found[at : at + MAX_ACTIONS - 1]]
-                    await commit([check, *writes])
+                for i, chunk in enumerate(chunks or [[]]):
+                    clock = clock_of(item)
+                    if last is not None and i >= len(chunks) - 1:
+                        checks = last(clock)
+                    else:
+                        check = Action(
+                            "ConditionCheck", start.key, {"Key": self.layout.key(start.key)}
+                        )
+                        on_clock(check, self.layout.pk, clock)
+                        checks = [check]
+                    await commit([*checks, *chunk])
             except Moved:
                 continue
             return found
@@ -319,12 +339,18 @@ class Upkeep:
                 if start is not None:
                     starts.setdefault(start.key, start)
             for start in starts.values():
-                found += await self.recompute(replica, start, commit)
+                found += await self.recompute(start, [replica], commit)
                 if progress is not None:
                     progress(1)
         return found
 
     # ---- into a transaction ----------------------------------------------------------------
+
+    def size(self, actions: list[Action], delta: Delta) -> int:
+        """How many actions :meth:`fold` makes of ``actions`` and ``delta``."""
+        keys = {a.key for a in actions}
+        keys |= delta.clocks.keys() | delta.bumps | delta.puts.keys() | delta.deletes
+        return len(actions) + len(keys - {a.key for a in actions})
 
     def fold(self, actions: list[Action], delta: Delta) -> list[Action]:
         """``actions`` with the delta's clocks as conditions and advances (on an action already
@@ -340,7 +366,7 @@ class Upkeep:
                     action.on_fail = _always_moved
                 actions.append(action)
             if key in delta.clocks:
-                _condition(action, layout.pk, delta.clocks[key])
+                on_clock(action, layout.pk, delta.clocks[key])
             if key in delta.bumps and action.kind != "Delete":
                 _advance(action)
         for key, item in delta.puts.items():
@@ -452,7 +478,7 @@ def _always_moved(_old: Item | None) -> EdgewiseError:
     return Moved()
 
 
-def _condition(action: Action, pk: str, clock: Any) -> None:
+def on_clock(action: Action, pk: str, clock: Any) -> None:
     e = action.expr
     if clock is ABSENT:
         test = f"attribute_not_exists({e.name(pk)})"

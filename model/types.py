@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from .replicas import Replica
 
 __all__ = [
+    "INTERNAL",
+    "JOB_PREFIX",
     "RECORD_EXPIRES",
     "RECORD_PREFIX",
     "SCALARS",
@@ -40,6 +42,8 @@ SHARD = "shard"
 # Idempotency records (graph.idempotency) live under keys with this prefix, which no key template
 # of a model starts with; readers that list whole tables (dump, infer) leave them out.
 RECORD_PREFIX = "~idempotency#"
+JOB_PREFIX = "~replicas#"  # graph.pending: jobs of replicas written in steps
+INTERNAL = (RECORD_PREFIX, JOB_PREFIX)  # partitions of Edgewise's own items, never nodes
 RECORD_EXPIRES = "edgewiseExpiresAt"  # the table's TTL attribute: epoch seconds
 
 FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp", "path"]

@@ -21,6 +21,7 @@ from graph.deletes import resume_deletions as resume_model_deletions
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput, EdgewiseError
 from graph.mutate import Writer
+from graph.pending import resume_replicas
 from graph.streams import stream_arn
 from graph.table import RetryPolicy, Table
 
@@ -90,15 +91,20 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
             log.info("dumped %d items to %s", count, data_file)
 
 
-async def _resume_deletions(table: Table, engine: Engine) -> None:
-    """Finish deletions a previous process left part-way (see graph.writes.delete_node, and
-    graph.deletes for a model with a ``deletions`` setting)."""
+async def _resume(table: Table, engine: Engine) -> None:
+    """Finish deletions (graph.deletes, for a model with a ``deletions`` setting) and replica
+    writes (graph.pending) a previous process left part-way."""
+    writer = Writer(table, engine.codec)
     try:
-        finished = await resume_model_deletions(Writer(table, engine.codec))
+        finished = await resume_model_deletions(writer)
         if finished:
             log.info("finished %d interrupted deletions", finished)
+        if writer.upkeep is not None:
+            finished = await resume_replicas(writer.upkeep, writer._transact)
+            if finished:
+                log.info("finished the replicas of %d interrupted writes", finished)
     except Exception:
-        log.exception("could not finish interrupted deletions; they resume at the next start")
+        log.exception("could not finish interrupted work; it resumes at the next start")
 
 
 async def healthz(request: Request) -> Response:
@@ -265,8 +271,8 @@ def create_app(
             if app.state.capabilities is None:
                 app.state.capabilities = await check_capabilities(opened, app.state.settings)
             resuming = None
-            if engine.model.deletions is not None:
-                resuming = asyncio.create_task(_resume_deletions(opened, engine))
+            if engine.model.deletions is not None or engine.model.replicas:
+                resuming = asyncio.create_task(_resume(opened, engine))
             async with live_queries(app, opened):
                 with settled_garbage_collector():
                     yield

@@ -29,6 +29,7 @@ from graph.client import (
 )
 from graph.errors import EdgewiseError
 from graph.mutate import Writer
+from graph.pending import resume_replicas
 from graph.replicas import Difference
 from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, Model, ModelError, json_schema
@@ -517,6 +518,8 @@ def _rebuild(args: argparse.Namespace) -> None:
             table = Table(client, args.table, layout=engine.layout)
             writer = Writer(table, engine.codec)
             assert writer.upkeep is not None
+            if not args.dry_run:  # work a crashed process left, first
+                await resume_replicas(writer.upkeep, writer._transact)
             estimate = (await table.describe()).get("ItemCount") or None
             with tqdm(total=estimate, unit="items", desc="reading", file=sys.stderr) as bar:
                 items = await scan(table, progress=bar.update)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import RECORD_PREFIX
+from ..types import INTERNAL
 from .libraries import ELECTRODB, TYPE_ATTRIBUTES, electro_prefix, library_of
 from .table import InferError, TableInfo
 from .values import (
@@ -96,7 +96,7 @@ class Shapes:
         self.origin = origin  # the header's first line, when not a sample of a live table
         self.notes: list[str] = []
         raw = [  # idempotency records are Edgewise's own, not the graph's
-            i for i in raw if not str(i.get(info.pk, {}).get("S", "")).startswith(RECORD_PREFIX)
+            i for i in raw if not str(i.get(info.pk, {}).get("S", "")).startswith(INTERNAL)
         ]
         if info.sk is None:
             raise InferError(
