@@ -162,6 +162,12 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
             say("figure 6: copies on edges (copyOf), one round less")
             rows = await fig_copies.measure(moto, control, options.cpu_iterations)
             show(fig_copies.render(rows, options.cpu_iterations))
+        if "8" not in options.skip:
+            from . import fig_replicas  # here: this figure stays one block of run.py
+
+            say("figure 8: replicas of a path (materialize), one round")
+            reads, writes = await fig_replicas.measure(moto, control, options.cpu_iterations)
+            show(fig_replicas.render(reads, writes, options.cpu_iterations))
     finally:
         await control.aclose()
     return sections

@@ -31,7 +31,7 @@ from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
 from .pending import commit_pending
 from .reads import Branch, Listing, Reads
-from .replicas import Delta, Moved, Upkeep, clock_of, joined
+from .replicas import Delta, Moved, Upkeep, clock_of, digest_attribute, edge_hash, joined
 from .table import Failure, Item, Table, from_dynamo, to_dynamo
 from .transaction import MAX_ACTIONS, Action
 
@@ -878,7 +878,7 @@ class Writer:
             action = self._update(key, sets, removes)
             action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
             action.on_fail = _always(missing)
-            delta = await self.upkeep.change(edge, source, target, after)
+            delta = await self.upkeep.change(edge, source, target, after, added=False)
             delta.clocks.setdefault(key, clock_of(old))  # no other change of it in between
             delta.bumps.add(key)
             try:
@@ -1025,6 +1025,8 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
         for end, ref in (("from", source), ("to", target)):
             if (counter := edge.counter(end)) is not None:
                 counts[ref.key][counter] += 1
+        if writer.upkeep is not None and writer.upkeep.replicated(edge):
+            counts[target.key][digest_attribute(edge)] += edge_hash(source.key)
     for item in items:
         kind = codec.node_type(item)
         if kind is not None and kind.parent_counter is not None:

@@ -17,6 +17,8 @@ finds a clock moved, reads again, and writes the replica the first could not see
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from typing import Any
 from model import EdgeType, KeyValueError, Model
 from model.replicas import Replica
 
-from .errors import BadUserInput, Conflict, EdgewiseError
+from .errors import BadUserInput, Conflict, EdgewiseError, Unavailable
 from .items import Codec, Ref
 from .keys import ItemKey
 from .reads import Branch, Listing, Reads
@@ -41,6 +43,8 @@ __all__ = [
     "Upkeep",
     "clock_of",
     "differences",
+    "digest_attribute",
+    "edge_hash",
     "joined",
     "on_clock",
     "pending",
@@ -50,6 +54,7 @@ __all__ = [
 ATTEMPTS = 5
 Difference = tuple[str, ItemKey, "Item | None"]  # missing|stale|extra, the key, the item wanted
 Commit = Callable[[list[Action]], Awaitable[None]]
+LAG_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # seconds between reads of a lagging index
 CLOCK = "edgewiseClock"  # on each node of a replicated path: advanced by every change through it
 PENDING = "edgewisePending"  # on a start: changes whose replicas are being written (read it walked)
 ABSENT = object()  # a clock read from a node that has no item
@@ -85,6 +90,8 @@ class Delta:
     clocks: dict[ItemKey, Any] = field(default_factory=dict)
     bumps: set[ItemKey] = field(default_factory=set)
     starts: set[ItemKey] = field(default_factory=set)  # whose replicas it writes
+    adds: dict[ItemKey, dict[str, int]] = field(default_factory=dict)  # digests moved
+    read: dict[ItemKey, Item | None] = field(default_factory=dict)  # node items as read
 
     def merge(self, other: Delta) -> Delta:
         """Both changes' replicas in one write (each clock as first read)."""
@@ -96,11 +103,19 @@ class Delta:
             self.clocks.setdefault(key, clock)
         self.bumps |= other.bumps
         self.starts |= other.starts
+        for key, adds in other.adds.items():
+            mine = self.adds.setdefault(key, {})
+            for attribute, value in adds.items():
+                mine[attribute] = mine.get(attribute, 0) + value
+        for key, item in other.read.items():
+            self.read.setdefault(key, item)
         return self
 
     def __len__(self) -> int:
         """The actions it adds to a transaction besides those on the changed edge's ends."""
-        return len(self.puts) + len(self.deletes) + len(set(self.clocks) | self.bumps)
+        return (
+            len(self.puts) + len(self.deletes) + len(set(self.clocks) | self.bumps | set(self.adds))
+        )
 
 
 class Upkeep:
@@ -140,12 +155,18 @@ class Upkeep:
 
     # ---- a change --------------------------------------------------------------------------
 
-    async def change(self, edge: EdgeType, source: Ref, target: Ref, after: Item | None) -> Delta:
+    async def change(
+        self, edge: EdgeType, source: Ref, target: Ref, after: Item | None, added: bool = True
+    ) -> Delta:
         """The replicas' part of changing the ``edge`` item from ``source`` to ``target``:
-        ``after`` is the item as the change leaves it (None: removed)."""
+        ``after`` is the item as the change leaves it (None: removed; else ``added``, or
+        changed in place)."""
         delta = Delta()
         if not self.replicated(edge):
             return delta
+        if after is None or added:  # the target's digest of its incoming edges moves
+            step = edge_hash(source.key) * (-1 if after is None else 1)
+            delta.adds[target.key] = {digest_attribute(edge): step}
         changed = self.codec.edge_key(edge, source.key, target.key)
         reads = Reads(self.table, consistent=True)
         for replica, i in self.hops[edge.label]:
@@ -222,12 +243,15 @@ class Upkeep:
     async def _edges(
         self, reads: Reads, delta: Delta, edge: EdgeType, nodes: list[Ref], end: str
     ) -> dict[ItemKey, list[Item]]:
-        """The ``edge`` items at each node's ``end``, each node's clock read first."""
+        """The ``edge`` items at each node's ``end``, each node's clock read first. A listing
+        from a global index (the ``to`` end) is checked against the node's digest of its
+        incoming edges and read again until the index has caught up."""
         distinct = list(dict.fromkeys(n.key for n in nodes))
         unread = [k for k in distinct if k not in delta.clocks]
         if unread:
             found = await self.table.get_many(unread, consistent=True)
             for key in unread:
+                delta.read[key] = found.get(key)
                 delta.clocks[key] = clock_of(found.get(key))
         listings = []
         for key in distinct:
@@ -235,7 +259,34 @@ class Upkeep:
             assert listing is not None  # check-model refuses a replica it cannot list
             listings.append(listing)
         pages = await reads.alls.load_many(listings)
+        if end == "to":
+            pages = [
+                await self._caught_up(delta, edge, key, listing, items)
+                for key, listing, items in zip(distinct, listings, pages, strict=True)
+            ]
         return dict(zip(distinct, pages, strict=True))
+
+    async def _caught_up(
+        self, delta: Delta, edge: EdgeType, key: ItemKey, listing: Listing, items: list[Item]
+    ) -> list[Item]:
+        """``items`` once their digest is the node's (an index is eventually consistent: an
+        edge written a moment ago may not be in it yet); a node with no digest (edges written
+        before its replica was declared) is taken as listed."""
+        attribute = digest_attribute(edge)
+        for wait in LAG_WAITS:
+            node = delta.read.get(key)
+            expected = None if node is None else node.get(attribute)
+            listed = sum(edge_hash(self.codec.end(edge, i, "from").key) for i in items)
+            if expected is None or int(expected) == listed:
+                return items
+            await asyncio.sleep(wait)
+            node = delta.read[key] = await self.table.get_item(key)
+            delta.clocks[key] = clock_of(node)
+            items = await Reads(self.table, consistent=True).alls.load(listing)
+        raise Unavailable(
+            f"the index {listing.index} has not caught up with the {edge.label} edges of "
+            f"{key.pk}; try again"
+        )
 
     def item(self, replica: Replica, nodes: tuple[Ref, ...], last: Item | None) -> Item:
         return replica_item(self.codec, replica, nodes, last)
@@ -367,8 +418,17 @@ class Upkeep:
                 actions.append(action)
             if key in delta.clocks:
                 on_clock(action, layout.pk, delta.clocks[key])
-            if key in delta.bumps and action.kind != "Delete":
-                _advance(action)
+            if key in delta.bumps:
+                _add(action, CLOCK, 1)
+        for key, adds in delta.adds.items():
+            action = by_key.get(key)
+            if action is None:
+                action = by_key[key] = Action("ConditionCheck", key, {"Key": layout.key(key)})
+                action.condition = f"attribute_exists({action.expr.name(layout.pk)})"
+                action.on_fail = _always_moved
+                actions.append(action)
+            for attribute, value in adds.items():
+                _add(action, attribute, value)
         for key, item in delta.puts.items():
             if key not in by_key:
                 actions.append(Action("Put", key, {"Item": to_dynamo(item)}, leaves=item))
@@ -499,10 +559,19 @@ def _moved_or(failure: Failure | None, clock: Any) -> Failure:
     return fail
 
 
-def _advance(action: Action) -> None:
-    """Add ``ADD clock 1`` to an Update (a ConditionCheck becomes one)."""
+def _add(action: Action, attribute: str, value: int) -> None:
+    """Add ``value`` to a number attribute of the item the action writes: ``ADD`` in an Update
+    (a ConditionCheck becomes one), the sum in a Put; nothing on a Delete."""
+    if action.kind == "Delete":
+        return
+    if action.kind == "Put":
+        assert action.leaves is not None
+        item = action.leaves
+        item[attribute] = int(item.get(attribute) or 0) + value
+        action.body["Item"] = to_dynamo(item)
+        return
     e = action.expr
-    clause = f"{e.name(CLOCK)} {e.value(1)}"
+    clause = f"{e.name(attribute)} {e.value(value)}"
     if action.kind == "ConditionCheck":
         action.kind = "Update"
         action.body["UpdateExpression"] = f"ADD {clause}"
@@ -512,3 +581,15 @@ def _advance(action: Action) -> None:
         f"{expression}, {clause}" if " ADD " in f" {expression}" else f"{expression} ADD {clause}"
     )
     action.body["UpdateExpression"] = joined.strip()
+
+
+def digest_attribute(edge: EdgeType) -> str:
+    """The attribute of a node summing a hash of the source of each ``edge`` it is the target
+    of: what an eventually consistent index listing them is checked against."""
+    return f"edgewiseIn{edge.label}"
+
+
+def edge_hash(key: ItemKey) -> int:
+    """The hash of an edge's source that its target's digest sums (64 bits of BLAKE2b)."""
+    digest = hashlib.blake2b(f"{key.pk}\x00{key.sk}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
