@@ -1,4 +1,4 @@
-"""The whole bench: one moto and one metering proxy, the data, figures 1-5, RESULTS.md, plots."""
+"""The whole bench: one moto and one metering proxy, the data, figures 1-8, RESULTS.md, plots."""
 
 from __future__ import annotations
 
@@ -162,6 +162,11 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
             say("figure 6: copies on edges (copyOf), one round less")
             rows = await fig_copies.measure(moto, control, options.cpu_iterations)
             show(fig_copies.render(rows, options.cpu_iterations))
+        if "8" not in options.skip:
+            from . import live
+
+            say("figure 8: live queries, from a write to every subscriber")
+            show(live.render(await live.measure(moto)))
     finally:
         await control.aclose()
     return sections
