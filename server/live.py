@@ -274,8 +274,9 @@ class Hub:
             matched.update(self._by_key.get(key, ()))
             for partition in partitions_of(self.layout, key):
                 matched.update(self._by_partition.get(partition, ()))
+        when = asyncio.get_running_loop().time() + COALESCE
         for live in matched:
-            self._schedule(live, COALESCE)
+            self._schedule(live, COALESCE, when)
         if self._attribute_watchers:
             self._background(self._changed_in_indexes(keys, matched))
 
@@ -295,19 +296,24 @@ class Hub:
             return
         finally:
             self._requests += view.trace.requests
+        when = asyncio.get_running_loop().time() + COALESCE
         for key, item in items.items():
             for partition in partitions_of(self.layout, key, item):
                 for live in self._by_partition.get(partition, ()):
                     if live not in matched:
-                        self._schedule(live, COALESCE)
+                        self._schedule(live, COALESCE, when)
 
-    def _schedule(self, live: LiveQuery, delay: float) -> None:
+    def _schedule(self, live: LiveQuery, delay: float, when: float | None = None) -> None:
+        """Run ``live`` again after ``delay`` seconds, or at the loop's time ``when``: the live
+        queries of one change are all due at the same time, so they start in the same turn of
+        the event loop and their first reads go out together."""
         if live.task is not None and not live.task.done():
             live.again = True  # running: once more after it, for what changed meanwhile
             return
         if live.timer is None:
             loop = asyncio.get_running_loop()
-            live.timer = loop.call_later(delay, self._start, live)
+            when = loop.time() + delay if when is None else when
+            live.timer = loop.call_at(when, self._start, live)
 
     def _start(self, live: LiveQuery) -> None:
         live.timer = None
