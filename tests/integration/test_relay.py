@@ -72,6 +72,8 @@ async def test_subscribers_of_two_servers_see_a_write_through_the_relay(
         assert any('"USER#alice","USER#alice"' in channel for channel in watched)
         assert not any('"all"' in channel for channel in watched)
         assert relay.published >= 1
+        # the relay beats every renewal interval (ttl / 3 here), and says so
+        assert hub.pubsub.every == 0.5 and hub.pubsub.down is None
 
 
 async def test_a_second_relay_waits_then_takes_over(
