@@ -48,7 +48,12 @@ class Consumer:
     def __init__(self, url: str, table: str, layout: Layout, sender: str = "lambda") -> None:
         import redis
 
-        self.redis: Any = redis.Redis.from_url(url)
+        # kept across invocations (the container may sit frozen for minutes in between): a
+        # connection idle that long is checked before use; a Redis that does not answer fails
+        # the invocation well within the function's timeout, and Lambda retries the batch
+        self.redis: Any = redis.Redis.from_url(
+            url, socket_connect_timeout=5, socket_timeout=5, health_check_interval=30
+        )
         self.table = table
         self.layout = layout
         self.sender = sender

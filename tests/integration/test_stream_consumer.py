@@ -8,6 +8,7 @@ no longer."""
 from __future__ import annotations
 
 import asyncio
+import socket as socket_module
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -18,7 +19,7 @@ import httpx
 import pytest
 import redis
 
-from graph.table import Table
+from graph.table import DEMO_LAYOUT, Table
 from server import stream_consumer
 from server.app import create_app
 from server.pubsub import relay_channel
@@ -170,3 +171,15 @@ async def test_a_server_starting_after_the_last_beat_expired_is_not_ready(
             await asyncio.sleep(0.1)
         assert down.status_code == 503, down.text
         assert time.monotonic() - changes.heard > 122
+
+
+def test_a_batch_that_cannot_be_published_fails_the_invocation_for_lambda_to_retry() -> None:
+    with socket_module.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    consumer = stream_consumer.Consumer(f"redis://127.0.0.1:{port}/0", "graph", DEMO_LAYOUT)
+    try:
+        with pytest.raises(redis.ConnectionError):
+            consumer({"Records": [record(ALICE, 100)]})
+    finally:
+        consumer.close()
