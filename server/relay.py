@@ -73,7 +73,7 @@ class Relay:
                 try:
                     self.checkpoint = previous
                     await self._hold(lease)
-                except _LostLease:
+                except* _LostLease:  # raised in _hold's task group: back to waiting
                     log.warning("relay %s lost the stream lease", self.owner)
                 finally:
                     self.holding = False

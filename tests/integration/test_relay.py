@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
@@ -160,3 +161,30 @@ async def test_a_relay_taking_over_resumes_where_the_last_one_stopped(
         second, _ = await stack.enter_async_context(running(dynamodb, redis_url))
         assert (await receive(ws))["payload"] == {"data": {"user": {"name": "U2"}}}
         assert second.holding
+
+
+async def test_a_relay_that_lost_its_lease_waits_and_takes_it_again(
+    demo: Table, dynamodb: EmbeddedDynamoDB, redis_url: str
+) -> None:
+    async with running(dynamodb, redis_url) as (relay, task):
+        await _positioned(relay)
+        # another relay took the lease, as when this one stalled past its expiry
+        await demo.client.put_item(
+            TableName="graph",
+            Item={
+                "PK": {"S": "EDGEWISE#lease#stream"},
+                "SK": {"S": "EDGEWISE#lease#stream"},
+                "owner": {"S": "another"},
+                "expires": {"N": f"{time.time() + 2:.3f}"},
+            },
+        )
+        for _ in range(100):
+            if not relay.holding:
+                break
+            await asyncio.sleep(0.05)
+        assert not relay.holding and not task.done()  # it stopped reading and waits
+        for _ in range(100):
+            if relay.holding:
+                break
+            await asyncio.sleep(0.05)
+        assert relay.holding and not task.done()  # the other's lease expired: taken again
