@@ -57,7 +57,7 @@ def main() -> None:
         "--latency-ms", type=float, default=defaults.latency * 1000, help="per DynamoDB call"
     )
     parser.add_argument(
-        "--skip", default="", help="figures to leave out, e.g. 4,5 (figure 1 always runs)"
+        "--skip", default="", help="figures to leave out, e.g. 4,5,8 (figure 1 always runs)"
     )
     parser.add_argument(
         "--output", type=Path, default=defaults.output, help="where RESULTS.md and plots go"

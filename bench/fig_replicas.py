@@ -1,4 +1,4 @@
-"""Figure 8: replicas of a path (``materialize:``, seed 000's denormalized access items). The
+"""Figure 9: replicas of a path (``materialize:``, seed 000's denormalized access items). The
 demo model, and a variant of it built here that replicates ``User.products`` into each user's
 partition (``hasAccess`` reading the same replica), serve the same graph: a user in 10 or 100
 groups, each group subscribed to 3 of 30 products. Reads: requests and rounds as the metering
@@ -8,7 +8,7 @@ membership and a subscription costs with and without the replica (the trace's re
 and write units).
 
 ``python -m bench.fig_replicas`` runs this figure alone (its own moto and proxy) and writes
-``results/REPLICAS.md``; ``python -m bench`` includes it as figure 8."""
+``results/REPLICAS.md``; ``python -m bench`` includes it as figure 9."""
 
 from __future__ import annotations
 

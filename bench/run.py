@@ -1,4 +1,4 @@
-"""The whole bench: one moto and one metering proxy, the data, figures 1-5, RESULTS.md, plots."""
+"""The whole bench: one moto and one metering proxy, the data, figures 1-8, RESULTS.md, plots."""
 
 from __future__ import annotations
 
@@ -163,9 +163,14 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
             rows = await fig_copies.measure(moto, control, options.cpu_iterations)
             show(fig_copies.render(rows, options.cpu_iterations))
         if "8" not in options.skip:
+            from . import live
+
+            say("figure 8: live queries, from a write to every subscriber")
+            show(live.render(await live.measure(moto)))
+        if "9" not in options.skip:
             from . import fig_replicas  # here: this figure stays one block of run.py
 
-            say("figure 8: replicas of a path (materialize), one round")
+            say("figure 9: replicas of a path (materialize), one round")
             reads, writes = await fig_replicas.measure(moto, control, options.cpu_iterations)
             show(fig_replicas.render(reads, writes, options.cpu_iterations))
     finally:

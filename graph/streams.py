@@ -25,7 +25,7 @@ from .errors import error_code
 from .keys import ItemKey
 from .table import Layout
 
-__all__ = ["NoStream", "Shard", "StreamReader", "stream_arn"]
+__all__ = ["NoStream", "Shard", "StreamReader", "record_key", "stream_arn"]
 
 log = logging.getLogger("edgewise.stream")
 
@@ -43,6 +43,17 @@ def stream_arn(described: dict[str, Any]) -> str | None:
     enabled = described.get("StreamSpecification", {}).get("StreamEnabled", False)
     arn = described.get("LatestStreamArn")
     return str(arn) if enabled and arn else None
+
+
+def record_key(record: dict[str, Any], layout: Layout) -> ItemKey | None:
+    """The key of the item a stream record names (GetRecords' record, or one of the
+    ``Records`` of the event AWS Lambda gets from the stream: the same shape), or None when it
+    is not an item of ``layout``."""
+    raw = record.get("dynamodb", {}).get("Keys", {})
+    try:
+        return ItemKey(raw[layout.pk]["S"], raw[layout.sk]["S"])
+    except (KeyError, TypeError):
+        return None
 
 
 @dataclass
@@ -169,13 +180,11 @@ class StreamReader:
             raise
         keys = []
         for record in answer.get("Records", []):
-            change = record.get("dynamodb", {})
-            raw = change.get("Keys", {})
-            try:
-                keys.append(ItemKey(raw[self.layout.pk]["S"], raw[self.layout.sk]["S"]))
-            except (KeyError, TypeError):
+            key = record_key(record, self.layout)
+            if key is None:
                 continue  # not an item of this layout
-            shard.last = change.get("SequenceNumber", shard.last)
+            keys.append(key)
+            shard.last = record["dynamodb"].get("SequenceNumber", shard.last)
         shard.iterator = answer.get("NextShardIterator")
         if shard.iterator is None:
             shard.done = True

@@ -8,9 +8,12 @@ last answer without a read. An execution is the same query's, under the subscrib
 keys it read, the partitions it listed. The stream names changed keys; the hub finds the live
 queries whose answer read them (an index from key and from partition to live queries), and runs
 each again after :data:`COALESCE` seconds, so the changes of that window cost one execution. The
-new answer is sent only when it differs from the last one sent. Nothing is applied from a stream
-record: duplicates and records out of order cost at most a read and change nothing. An idle live
-query (nothing it read changed) makes no read at all.
+new answer is sent only when it differs from the last one sent. Executions running at the
+same time (those one change started) keep their own loaders, principals and answers, but their
+reads by key made in the same turn of the event loop go out together (:mod:`graph.shared`):
+1,000 distinct live queries over one changed item cost one BatchGetItem, not 1,000. Nothing is
+applied from a stream record: duplicates and records out of order cost at most a read and
+change nothing. An idle live query (nothing it read changed) makes no read at all.
 
 The stream reader (:mod:`graph.streams`) starts with the first subscription, and every
 subscription's first answer waits until the reader is positioned, so no change between the two
@@ -32,6 +35,7 @@ from typing import Any
 from strawberry.types.graphql import OperationType
 
 from graph.keys import ItemKey
+from graph.shared import SharedGets, SharingTable
 from graph.streams import StreamReader
 from graph.table import Table
 from graph.watch import Partition, Watched, partitions_of
@@ -135,7 +139,10 @@ class Hub:
         self.reader: StreamReader | None = None
         self._reading: asyncio.Task[None] | None = None
         self.executions = 0  # live-query executions run
-        self.requests = 0  # DynamoDB requests they (and change matching) sent
+        self._requests = 0  # DynamoDB requests they (and change matching) sent, but ...
+        # ... their reads by key, made together by the executions running at once
+        self._gets = SharedGets(table)
+        self._sharing = SharingTable(table, self._gets)
         self.failure: str = ""
         self._matching: set[asyncio.Task[None]] = set()
         # changes seen while executions run (numbered), for what an answer read before the
@@ -144,6 +151,11 @@ class Hub:
         self._seen = 0
         self._during: list[tuple[int, ItemKey]] = []
         self.subscribers = 0  # subscriptions open
+
+    @property
+    def requests(self) -> int:
+        """DynamoDB requests the executions (and change matching) sent."""
+        return self._requests + self._gets.requests
 
     # ---- the stream -----------------------------------------------------------------------
 
@@ -211,6 +223,7 @@ class Hub:
             self._reading.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reading
+        await self._gets.close()
 
     # ---- subscribing ----------------------------------------------------------------------
 
@@ -261,8 +274,9 @@ class Hub:
             matched.update(self._by_key.get(key, ()))
             for partition in partitions_of(self.layout, key):
                 matched.update(self._by_partition.get(partition, ()))
+        when = asyncio.get_running_loop().time() + COALESCE
         for live in matched:
-            self._schedule(live, COALESCE)
+            self._schedule(live, COALESCE, when)
         if self._attribute_watchers:
             self._background(self._changed_in_indexes(keys, matched))
 
@@ -281,20 +295,25 @@ class Hub:
             log.warning("could not read changed items for index partitions: %s", exc)
             return
         finally:
-            self.requests += view.trace.requests
+            self._requests += view.trace.requests
+        when = asyncio.get_running_loop().time() + COALESCE
         for key, item in items.items():
             for partition in partitions_of(self.layout, key, item):
                 for live in self._by_partition.get(partition, ()):
                     if live not in matched:
-                        self._schedule(live, COALESCE)
+                        self._schedule(live, COALESCE, when)
 
-    def _schedule(self, live: LiveQuery, delay: float) -> None:
+    def _schedule(self, live: LiveQuery, delay: float, when: float | None = None) -> None:
+        """Run ``live`` again after ``delay`` seconds, or at the loop's time ``when``: the live
+        queries of one change are all due at the same time, so they start in the same turn of
+        the event loop and their first reads go out together."""
         if live.task is not None and not live.task.done():
             live.again = True  # running: once more after it, for what changed meanwhile
             return
         if live.timer is None:
             loop = asyncio.get_running_loop()
-            live.timer = loop.call_later(delay, self._start, live)
+            when = loop.time() + delay if when is None else when
+            live.timer = loop.call_at(when, self._start, live)
 
     def _start(self, live: LiveQuery) -> None:
         live.timer = None
@@ -331,7 +350,9 @@ class Hub:
 
     async def _execute(self, live: LiveQuery, since: int) -> None:
         watched = Watched()
-        context = self.make_context(None, self.table, live.principal, watched)
+        # each its own loaders and principal; reads by key shared with the executions that run
+        # at the same time (those of the same change): one BatchGetItem for a wave of them all
+        context = self.make_context(None, self._sharing, live.principal, watched)
         try:
             result = await self.schema.execute(
                 live.prepared.query,
@@ -347,7 +368,7 @@ class Hub:
         finally:
             context.close()
             self.executions += 1
-            self.requests += context.table.trace.requests
+            self._requests += context.table.trace.requests
         if self.lives.get(live.key) is not live:
             return
         self._unindex(live)

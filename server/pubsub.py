@@ -5,9 +5,15 @@ URL`` subscribes only to the channels of what its live queries read (:class:`Red
 A changed key is published on the channel of the key, on the channel of each partition it lies
 in that its key tells (the table's, ``inverted``'s), and on the table's ``all`` channel, which a
 server subscribes to only while a live query lists an index keyed by other attributes (whose
-partition a ``KEYS_ONLY`` record cannot tell; the hub reads those items itself). The relay also
-publishes a heartbeat on the table's ``relay`` channel: a server that hears none for
-:data:`SILENCE` seconds reports the pub/sub down on ``/readyz``.
+partition a ``KEYS_ONLY`` record cannot tell; the hub reads those items itself).
+
+Whoever publishes (``edgewise relay``, or the SAM template's stream consumer function,
+:mod:`server.stream_consumer`) also beats: a heartbeat names its sender and the interval it
+beats at (``{"relay": …, "every": 1.0}``), is published on the table's ``relay`` channel and kept
+under the key of the same name for as long as it vouches for. A server reports the pub/sub down
+on ``/readyz`` when it has heard none for :func:`silence` of the last announced interval (two
+intervals and :data:`SLACK`: 5 s for the relay's 1 s beats, 123 s for the consumer's scheduled
+60 s ones); a server that starts between two beats learns the last one from that key.
 """
 
 from __future__ import annotations
@@ -21,16 +27,20 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from graph.keys import ItemKey
+from graph.lease import LEASE_PREFIX
 from graph.table import Layout
 from graph.watch import Watched, partitions_of
 
 __all__ = [
     "SILENCE",
     "RedisChanges",
+    "beat",
     "channels_of",
     "channels_watched",
     "open_redis",
+    "publish_changes",
     "redis_call",
+    "silence",
 ]
 
 log = logging.getLogger("edgewise.pubsub")
@@ -38,7 +48,17 @@ log = logging.getLogger("edgewise.pubsub")
 T = TypeVar("T")
 
 HEARTBEAT = 1.0  # seconds between the relay's heartbeats
-SILENCE = 5.0  # seconds without one after which a server reports the pub/sub down
+SLACK = 3.0  # seconds a late heartbeat is allowed beyond two missed intervals
+
+
+def silence(every: float) -> float:
+    """Seconds without a heartbeat after which a server reports the pub/sub down, for a
+    publisher that announced it beats ``every`` seconds: one beat may be missed, and the next
+    may be late by :data:`SLACK`."""
+    return 2 * every + SLACK
+
+
+SILENCE = silence(HEARTBEAT)  # the relay's: 5 s
 
 
 def _channel(table: str, *parts: str | None) -> str:
@@ -54,6 +74,39 @@ def channels_of(table: str, layout: Layout, key: ItemKey) -> list[str]:
     found = [_channel(table, "key", key.pk, key.sk), _channel(table, "all")]
     found += [_channel(table, "part", index, value) for index, value in partitions_of(layout, key)]
     return found
+
+
+def publish_changes(pipeline: Any, table: str, layout: Layout, keys: Iterable[ItemKey]) -> int:
+    """Queue on a redis-py ``pipeline`` (asyncio's or not) the messages of changed ``keys``
+    (each once; lease items left out: no answer reads them); the number of keys queued."""
+    queued = 0
+    for key in dict.fromkeys(keys):
+        if key.pk.startswith(LEASE_PREFIX):
+            continue
+        message = json.dumps([key.pk, key.sk])
+        for channel in channels_of(table, layout, key):
+            pipeline.publish(channel, message)
+        queued += 1
+    return queued
+
+
+def beat(pipeline: Any, table: str, sender: str, every: float) -> None:
+    """Queue on a redis-py ``pipeline`` a heartbeat of ``sender``, which beats ``every``
+    seconds: published, and kept for as long as it vouches for (a server starting later reads
+    it)."""
+    message = json.dumps({"relay": sender, "every": every})
+    channel = relay_channel(table)
+    pipeline.set(channel, message, px=max(1, round(silence(every) * 1000)))
+    pipeline.publish(channel, message)
+
+
+def _interval(message: bytes | str) -> float:
+    """The interval a heartbeat announces (a bare one, from an older relay: :data:`HEARTBEAT`)."""
+    try:
+        every = json.loads(message)["every"]
+    except (ValueError, TypeError, KeyError):
+        return HEARTBEAT
+    return float(every) if isinstance(every, int | float) and every > 0 else HEARTBEAT
 
 
 def channels_watched(table: str, layout: Layout, watched: Watched) -> set[str]:
@@ -101,6 +154,7 @@ class RedisChanges:
         self.ready = asyncio.Event()
         self.error = ""
         self.heard = 0.0  # time.monotonic() of the relay's last heartbeat
+        self.every = HEARTBEAT  # the interval the last heartbeat announced
         self._counts: Counter[str] = Counter()
         self._redis: Any = None
         self._pubsub: Any = None
@@ -111,8 +165,12 @@ class RedisChanges:
             return None
         if self.error:
             return f"the pub/sub connection is down: {self.error}"
-        if time.monotonic() - self.heard > SILENCE:
-            return f"no relay has published on {self.url} for {SILENCE:.0f} s"
+        allowed = silence(self.every)
+        if time.monotonic() - self.heard > allowed:
+            return (
+                f"no relay has published on {self.url} for {allowed:.0f} s "
+                f"(its heartbeats announced every {self.every:g} s)"
+            )
         return None
 
     async def watch(self, channels: Iterable[str]) -> bool:
@@ -144,7 +202,8 @@ class RedisChanges:
                 self._redis = open_redis(self.url)
                 self._pubsub = self._redis.pubsub()
                 await redis_call(self._pubsub.subscribe(relay_channel(self.table), *self._counts))
-                self.error, self.heard = "", time.monotonic()
+                await self._last_beat()
+                self.error = ""
                 self.ready.set()
                 failures = 0
                 await self._listen(changed)
@@ -159,6 +218,21 @@ class RedisChanges:
             finally:
                 await self._close()
 
+    async def _last_beat(self) -> None:
+        """Start from the heartbeat kept in Redis (when it still vouches): its interval, and
+        when it was sent, told by what remains of its expiry (no clocks compared); else from
+        now, with the relay's interval."""
+        pipeline = self._redis.pipeline(transaction=True)
+        pipeline.get(relay_channel(self.table))
+        pipeline.pttl(relay_channel(self.table))
+        message, remaining = await redis_call(pipeline.execute())
+        now = time.monotonic()
+        if message is None or remaining is None or remaining < 0:
+            self.every, self.heard = HEARTBEAT, now
+            return
+        self.every = _interval(message)
+        self.heard = now - max(0.0, silence(self.every) - remaining / 1000)
+
     async def _listen(self, changed: Callable[[list[ItemKey]], None]) -> None:
         heartbeat = relay_channel(self.table).encode()
         while True:
@@ -168,7 +242,7 @@ class RedisChanges:
             if message is None:
                 continue
             if message["channel"] == heartbeat:
-                self.heard = time.monotonic()
+                self.heard, self.every = time.monotonic(), _interval(message["data"])
                 continue
             pk, sk = json.loads(message["data"])
             changed([ItemKey(pk, sk)])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -27,7 +26,7 @@ from graph.lease import Lease, LeaseHeld
 from graph.streams import StreamReader
 from graph.table import Layout, RetryPolicy, Table
 
-from .pubsub import HEARTBEAT, channels_of, open_redis, redis_call, relay_channel
+from .pubsub import HEARTBEAT, beat, open_redis, publish_changes, redis_call
 
 __all__ = ["Relay", "run_relay"]
 
@@ -74,7 +73,7 @@ class Relay:
                 try:
                     self.checkpoint = previous
                     await self._hold(lease)
-                except _LostLease:
+                except* _LostLease:  # raised in _hold's task group: back to waiting
                     log.warning("relay %s lost the stream lease", self.owner)
                 finally:
                     self.holding = False
@@ -87,14 +86,16 @@ class Relay:
     async def _hold(self, lease: Lease) -> None:
         async with asyncio.TaskGroup() as group:
             group.create_task(self._renew(lease))
-            group.create_task(self._publish(lease))
+            group.create_task(self._publish())
 
     async def _renew(self, lease: Lease) -> None:
-        beat = relay_channel(self.table.name)
+        every = min(HEARTBEAT, lease.renew_every)
         renewed = asyncio.get_running_loop().time()
         while True:
-            await asyncio.sleep(min(HEARTBEAT, lease.renew_every))
-            await redis_call(self.redis.publish(beat, self.owner))
+            await asyncio.sleep(every)
+            pipeline = self.redis.pipeline(transaction=False)
+            beat(pipeline, self.table.name, self.owner, every)
+            await redis_call(pipeline.execute())
             now = asyncio.get_running_loop().time()
             if now - renewed >= lease.renew_every:
                 try:
@@ -103,20 +104,14 @@ class Relay:
                     raise _LostLease from None
                 renewed = now
 
-    async def _publish(self, lease: Lease) -> None:
+    async def _publish(self) -> None:
         layout: Layout = self.table.layout
         reader = self.reader = StreamReader(
             self.streams, self.table.describe, layout, start_after=dict(self.checkpoint)
         )
         async for keys in reader.changes():
             pipeline = self.redis.pipeline(transaction=False)
-            for key in dict.fromkeys(keys):
-                if lease.is_lease(key):
-                    continue
-                message = json.dumps([key.pk, key.sk])
-                for channel in channels_of(self.table.name, layout, key):
-                    pipeline.publish(channel, message)
-                self.published += 1
+            self.published += publish_changes(pipeline, self.table.name, layout, keys)
             await redis_call(pipeline.execute())
             self.checkpoint = reader.positions  # published: a successor resumes after it
 

@@ -229,6 +229,54 @@ async def test_identical_subscriptions_share_one_execution_per_change(
         assert hub.requests - before == 1  # one BatchGetItem for all five
 
 
+async def test_distinct_live_queries_of_one_change_share_one_read_by_key(
+    live: tuple[str, Starlette],
+) -> None:
+    url, app = live
+    hub = hub_of(app)
+    count = 5
+    async with socket(url) as ws:
+        for n in range(count):  # distinct documents: one live query, one execution each
+            await subscribe(ws, str(n), f'subscription {{ user(id: "alice") {{ name a{n}: id }} }}')
+        [await receive(ws) for _ in range(count)]
+        assert len(hub.lives) == count
+        before, executions = hub.requests, hub.executions
+        updated = await post(url, 'mutation { updateUser(input: {id: "alice", name: "S"}) { id } }')
+        assert "errors" not in updated
+        answers = {m["id"]: m["payload"] for m in [await receive(ws) for _ in range(count)]}
+        assert answers == {
+            str(n): {"data": {"user": {"name": "S", f"a{n}": "USER#alice"}}} for n in range(count)
+        }
+        assert hub.executions - executions == count
+        assert hub.requests - before == 1  # their GetItems of alice: one BatchGetItem
+
+
+async def test_live_queries_of_two_principals_share_reads_but_not_answers(
+    secured: tuple[str, Starlette],
+) -> None:
+    url, app = secured
+    hub = hub_of(app)
+    bill = 'subscription { user(id: "billgates") { name } }'
+    async with socket(url, hs256("alice")) as alice, socket(url, hs256("billgates")) as himself:
+        await subscribe(alice, "1", bill)
+        await subscribe(himself, "1", bill)
+        assert (await receive(alice))["payload"] == {"data": {"user": None}}
+        assert (await receive(himself))["payload"] == {"data": {"user": {"name": "Bill Gates"}}}
+        before = hub._gets.requests
+        await hub.table.client.update_item(  # a write straight into the table
+            TableName="graph",
+            Key={"PK": {"S": "USER#billgates"}, "SK": {"S": "USER#billgates"}},
+            UpdateExpression="SET #n = :n",
+            ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":n": {"S": "William"}},
+        )
+        assert (await receive(himself))["payload"] == {"data": {"user": {"name": "William"}}}
+        assert await silent(alice)  # still null for her: the shared item was hers to check
+        # billgates's item read once for both (alice's access check reads his edges after):
+        # two BatchGetItems, three if each read alone
+        assert hub._gets.requests - before == 2
+
+
 async def test_subscriptions_answer_under_their_principal_and_its_access_rules(
     secured: tuple[str, Starlette],
 ) -> None:

@@ -1,10 +1,12 @@
 """deploy/template.yaml: it passes cfn-lint, its table is the one ``create-table`` makes (and
-``--print-cloudformation`` prints), and its IAM grants exactly CONTRACT.md's actions on the table
-and its indexes."""
+``--print-cloudformation`` prints), its API function's role grants exactly CONTRACT.md's actions on
+the table and its indexes, and its stream consumer (``edgewise relay`` as a Lambda function) only
+reads the table's stream, and is invoked by the stream and by a heartbeat schedule."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -16,6 +18,7 @@ import pytest
 from cfnlint.decode import decode
 
 import server.lambda_handler
+import server.stream_consumer
 from graph.table import Table
 from server.cli import main
 
@@ -38,7 +41,12 @@ CONTRACT_ACTIONS = {
         "DescribeTable",
     )
 }
+STREAM_ACTIONS = {
+    f"dynamodb:{action}"
+    for action in ("DescribeStream", "GetRecords", "GetShardIterator", "ListStreams")
+}
 TABLE_ARN = {"Fn::GetAtt": ["GraphTable", "Arn"]}
+STREAM_ARN = {"Fn::GetAtt": ["GraphTable", "StreamArn"]}
 INDEX_ARNS = {"Fn::Sub": "${GraphTable.Arn}/index/*"}
 
 
@@ -110,37 +118,67 @@ def test_print_cloudformation_calls_no_dynamodb_api(capsys: pytest.CaptureFixtur
     assert printed["Properties"]["TableName"] == "t"
 
 
-def test_iam_grants_only_the_contract_actions_on_the_table_and_its_indexes() -> None:
-    resources = template()["Resources"]
-    function = resources["Function"]["Properties"]
-    assert "Policies" not in function  # SAM would add its own; the role below is the only one
-    assert function["Role"] == {"Fn::GetAtt": ["FunctionRole", "Arn"]}
-    roles = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 1
-    assert not [r for r in resources.values() if r["Type"] in ("AWS::IAM::Policy",)]
+def role_statements(resources: dict[str, Any], function: str) -> list[dict[str, Any]]:
+    """The statements of ``function``'s own role, checked for what no role may grant."""
+    properties = resources[function]["Properties"]
+    assert "Policies" not in properties  # SAM would add its own; the role is the only grant
+    role, attribute = properties["Role"]["Fn::GetAtt"]
+    assert attribute == "Arn" and resources[role]["Type"] == "AWS::IAM::Role"
+    assumed = resources[role]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert [s["Principal"] for s in assumed] == [{"Service": "lambda.amazonaws.com"}]
     statements = [
         statement
-        for policy in roles[0]["Properties"]["Policies"]
+        for policy in resources[role]["Properties"]["Policies"]
         for statement in policy["PolicyDocument"]["Statement"]
     ]
     assert all(s["Effect"] == "Allow" for s in statements)
-    dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in s["Action"])]
-    assert len(dynamodb) == 1
-    assert set(dynamodb[0]["Action"]) == CONTRACT_ACTIONS
-    assert len(dynamodb[0]["Action"]) == len(CONTRACT_ACTIONS)
-    assert dynamodb[0]["Resource"] == [TABLE_ARN, INDEX_ARNS]
     for statement in statements:
         actions = statement["Action"] if isinstance(statement["Action"], list) else []
         assert not [a for a in actions if "*" in a], statement
         resource = statement["Resource"]
         assert resource != "*" and "*" not in (resource if isinstance(resource, list) else [])
+    return statements
+
+
+@pytest.mark.parametrize(
+    ("function", "actions", "arns", "logs"),
+    [
+        ("Function", CONTRACT_ACTIONS, [TABLE_ARN, INDEX_ARNS], "FunctionLogs"),
+        ("StreamConsumer", STREAM_ACTIONS, [STREAM_ARN], "StreamConsumerLogs"),
+    ],
+)
+def test_each_function_role_grants_only_its_own_actions_on_its_own_resources(
+    function: str, actions: set[str], arns: list[Any], logs: str
+) -> None:
+    """The API function: exactly the contract's actions on the table and its indexes; the
+    stream consumer: exactly reading the stream, on the stream; each its own log group."""
+    resources = template()["Resources"]
+    statements = role_statements(resources, function)
+    dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in s["Action"])]
+    assert len(dynamodb) == 1
+    assert set(dynamodb[0]["Action"]) == actions
+    assert len(dynamodb[0]["Action"]) == len(actions)
+    assert dynamodb[0]["Resource"] == arns
     others = [s for s in statements if s not in dynamodb]
     assert others == [
         {
             "Effect": "Allow",
             "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-            "Resource": {"Fn::GetAtt": ["FunctionLogs", "Arn"]},
+            "Resource": {"Fn::GetAtt": [logs, "Arn"]},
         }
+    ]
+
+
+def test_one_role_per_function_and_no_other_grant() -> None:
+    resources = template()["Resources"]
+    functions = [r for r in resources.values() if r["Type"] == "AWS::Serverless::Function"]
+    roles = sorted(n for n, r in resources.items() if r["Type"] == "AWS::IAM::Role")
+    assert roles == ["FunctionRole", "StreamConsumerRole"]
+    assert sorted(f["Properties"]["Role"]["Fn::GetAtt"][0] for f in functions) == roles
+    assert not [
+        r
+        for r in resources.values()
+        if r["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
     ]
 
 
@@ -153,3 +191,34 @@ def test_function_runs_the_lambda_handler_from_the_environment() -> None:
     assert variables["EDGEWISE_DYNAMODB"] == "aws"
     assert variables["EDGEWISE_TABLE"] == {"Ref": "GraphTable"}
     assert function["Events"]["Api"]["Type"] == "HttpApi"
+
+
+def test_stream_consumer_reads_the_stream_and_beats_at_the_interval_it_announces() -> None:
+    decoded = template()
+    resources = decoded["Resources"]
+    consumer = resources["StreamConsumer"]
+    module, _, name = consumer["Properties"]["Handler"].rpartition(".")
+    assert (module, name) == ("server.stream_consumer", "handler")
+    assert callable(getattr(server.stream_consumer, name))
+    # made only when the Redis URL is given
+    assert decoded["Parameters"]["PubSubUrl"]["Default"] == ""
+    assert "HasPubSub" in decoded["Conditions"]
+    for made in ("StreamConsumer", "StreamConsumerRole", "StreamConsumerLogs"):
+        assert resources[made]["Condition"] == "HasPubSub"
+    variables = consumer["Properties"]["Environment"]["Variables"]
+    assert variables == {
+        "EDGEWISE_TABLE": {"Ref": "GraphTable"},
+        "EDGEWISE_PUBSUB": {"Ref": "PubSubUrl"},
+    }
+    events = consumer["Properties"]["Events"]
+    assert events["Stream"]["Type"] == "DynamoDB"
+    assert events["Stream"]["Properties"]["Stream"] == STREAM_ARN
+    heartbeat = events["Heartbeat"]
+    assert heartbeat["Type"] == "Schedule"
+    matched = re.fullmatch(
+        r"rate\((\d+) (minute|minutes|hour|hours)\)", heartbeat["Properties"]["Schedule"]
+    )
+    assert matched is not None
+    every = int(matched[1]) * (60 if matched[2].startswith("minute") else 3600)
+    event = json.loads(heartbeat["Properties"]["Input"])
+    assert event == {"edgewise": server.stream_consumer.HEARTBEAT_EVENT, "every": every}

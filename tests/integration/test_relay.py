@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 import signal
-import socket as sockets
-import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import pytest
-import redis
 
 from graph.client import Endpoint
 from graph.embedded import EmbeddedDynamoDB
@@ -27,42 +23,6 @@ from server.settings import Settings
 from tests.http.test_subscriptions import hub_of, post, receive, served, socket, subscribe
 
 NAME = 'subscription { user(id: "alice") { name } }'
-
-
-def _free_port() -> int:
-    with sockets.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    """A real redis-server on a free loopback port, without persistence; stopped afterwards."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("redis-server is not installed: `make test` installs Debian's package")
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        client = redis.Redis.from_url(url)
-        for _ in range(100):
-            with contextlib.suppress(redis.ConnectionError):
-                if client.ping():
-                    break
-            process.poll()
-            assert process.returncode is None, "redis-server exited at start"
-            time.sleep(0.05)
-        client.close()
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @contextlib.asynccontextmanager
@@ -113,6 +73,8 @@ async def test_subscribers_of_two_servers_see_a_write_through_the_relay(
         assert any('"USER#alice","USER#alice"' in channel for channel in watched)
         assert not any('"all"' in channel for channel in watched)
         assert relay.published >= 1
+        # the relay beats every renewal interval (ttl / 3 here), and says so
+        assert hub.pubsub.every == 0.5 and hub.pubsub.down is None
 
 
 async def test_a_second_relay_waits_then_takes_over(
@@ -199,3 +161,30 @@ async def test_a_relay_taking_over_resumes_where_the_last_one_stopped(
         second, _ = await stack.enter_async_context(running(dynamodb, redis_url))
         assert (await receive(ws))["payload"] == {"data": {"user": {"name": "U2"}}}
         assert second.holding
+
+
+async def test_a_relay_that_lost_its_lease_waits_and_takes_it_again(
+    demo: Table, dynamodb: EmbeddedDynamoDB, redis_url: str
+) -> None:
+    async with running(dynamodb, redis_url) as (relay, task):
+        await _positioned(relay)
+        # another relay took the lease, as when this one stalled past its expiry
+        await demo.client.put_item(
+            TableName="graph",
+            Item={
+                "PK": {"S": "EDGEWISE#lease#stream"},
+                "SK": {"S": "EDGEWISE#lease#stream"},
+                "owner": {"S": "another"},
+                "expires": {"N": f"{time.time() + 2:.3f}"},
+            },
+        )
+        for _ in range(100):
+            if not relay.holding:
+                break
+            await asyncio.sleep(0.05)
+        assert not relay.holding and not task.done()  # it stopped reading and waits
+        for _ in range(100):
+            if relay.holding:
+                break
+            await asyncio.sleep(0.05)
+        assert relay.holding and not task.done()  # the other's lease expired: taken again
