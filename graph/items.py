@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from model import EdgeType, Index, KeyValueError, Model, NodeType, Template
+from model import EdgeType, Field, Index, KeyValueError, Model, NodeType, Template
 from model.types import INTERNAL
 
 from .errors import BadUserInput
@@ -204,6 +204,57 @@ class Codec:
         if values is None:
             raise BadUserInput("invalid global id: its key does not fit its type")
         return Ref(node, key)
+
+    # ---- references --------------------------------------------------------------------------
+
+    def to_target(self, field: Field) -> Callable[[Any], Ref | list[Ref] | None]:
+        """What a reference's value names: the node whose one key placeholder it is, whose
+        key it holds (``holds: key``), or whose placeholders it gives (a composite key); over a
+        list or set, one node per element."""
+        target = self.model.types[field.target or ""]
+
+        def one(value: Any) -> Ref | None:
+            if value is None:
+                return None
+            if field.link:
+                values = dict(value)
+                return None if None in values.values() else self.ref(target, values)
+            if field.holds_key:
+                return self.by_key(target, str(value))
+            return self.by_value(target, value)
+
+        if not field.type.list:
+            return one
+
+        def each(value: Any) -> list[Ref] | None:
+            if value is None:
+                return None
+            return [r for r in map(one, sorted(value) if isinstance(value, set) else value) if r]
+
+        return each
+
+    def targets_in(self, field: Field, owner: NodeType) -> Callable[[Ref, Item | None], list[Ref]]:
+        """The nodes a reference field of ``owner`` names, from the owner's item (None: it does
+        not exist, and names none): a path's hop along a reference."""
+        to_target = self.to_target(field)
+
+        def stored(ref: Ref, item: Item, name: str) -> Any:
+            source = owner.fields[name]
+            if source.kind == "key" and item.get(source.attribute) is None:
+                return (self.key_values(ref.type, ref.key) or {}).get(name)
+            return item.get(source.attribute)
+
+        def targets(ref: Ref, item: Item | None) -> list[Ref]:
+            if item is None:
+                return []
+            if field.link:
+                value: Any = {mine: stored(ref, item, name) for mine, name in field.link}
+            else:
+                value = stored(ref, item, field.source or "")
+            found = to_target(value)
+            return found if isinstance(found, list) else [found] if found is not None else []
+
+        return targets
 
     # ---- items -----------------------------------------------------------------------------
 

@@ -292,6 +292,11 @@ class Writer:
             counter = node.parent_counter
             adds = {counter: 1} if counter else None
             actions.append(self._exists(parent_key, lambda _o: missing, adds=adds))
+        if self.upkeep is not None and self.upkeep.names(node):  # it may start a replica
+            await self._commit_delta(
+                actions, await self.upkeep.change_ref(Ref(node, key), None, item)
+            )
+            return item
         await self._commit(actions)
         return item
 
@@ -362,7 +367,7 @@ class Writer:
         for _ in range(ATTEMPTS - 1):
             try:
                 return await self._update_once(node, key, changes, expected, read=read)
-            except _Changed:
+            except (_Changed, Moved):
                 read = None
                 continue
         return await self._update_once(node, key, changes, expected, last=True)
@@ -419,6 +424,11 @@ class Writer:
         action.leaves = new
         actions = [action, *self._claims(node, key, before, after)]
         copies = await self._copies(node, key, before, after)
+        if self.upkeep is not None and self.upkeep.names(node):
+            delta = await self.upkeep.change_ref(Ref(node, key), old, new)
+            if delta.bumps:  # a replicated reference changed
+                await self._commit_delta(actions + copies, delta)
+                return new
         if len(actions) + len(copies) > self.room and copies:  # the rest in further writes
             room = max(self.room - len(actions), 0)
             await self._commit(actions + copies[:room])

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model import EdgeType, KeyValueError, Model
+from model import EdgeType, Field, KeyValueError, Model, NodeType
 from model.replicas import Replica
 
 from .errors import BadUserInput, Conflict, EdgewiseError, Unavailable
@@ -127,9 +127,14 @@ class Upkeep:
         self.table = table
         self.layout = table.layout
         self.hops: dict[str, list[tuple[Replica, int]]] = defaultdict(list)
+        self.refs: dict[str, list[tuple[Replica, Field]]] = defaultdict(list)  # by owner type
         for replica in self.model.replicas:
             for i, hop in enumerate(replica.hops):
-                self.hops[hop.edge].append((replica, i))
+                if hop.ref:  # the last hop (model.replicas)
+                    field = self.model.types[hop.start].fields[hop.field]
+                    self.refs[hop.start].append((replica, field))
+                else:
+                    self.hops[hop.edge].append((replica, i))
         self._types = {r.type_value: r for r in self.model.replicas}
 
     def replicated(self, edge: EdgeType) -> bool:
@@ -187,6 +192,37 @@ class Upkeep:
         delta.bumps |= {source.key, target.key}
         return delta
 
+    def names(self, node: NodeType) -> bool:
+        """Whether a reference field of ``node`` is the last hop of a replicated path."""
+        return node.name in self.refs
+
+    async def change_ref(self, owner: Ref, before: Item | None, after: Item | None) -> Delta:
+        """The replicas' part of changing the item of ``owner``, whose reference field is the
+        last hop of a replicated path: the instances through the nodes it named go, those
+        through the nodes it names come (``None``: no item)."""
+        delta = Delta()
+        reads = Reads(self.table, consistent=True)
+        for replica, reference in self.refs.get(owner.type.name, ()):
+            targets = self.codec.targets_in(reference, owner.type)
+            old = {t.key: t for t in targets(owner, before)}
+            new = {t.key: t for t in targets(owner, after)}
+            if old.keys() == new.keys():
+                continue
+            i = len(replica.hops) - 1
+            starts = await self._backward(reads, delta, replica, i, owner, ItemKey("", ""), None)
+            for prefix in starts:
+                delta.bumps.add(prefix[0].key)
+                delta.starts.add(prefix[0].key)
+                for key, target in old.items():
+                    if key not in new:
+                        gone = self.item(replica, (*prefix, target), None)
+                        delta.deletes.add(self.codec.item_key(gone))
+                for target in new.values():
+                    item = self.item(replica, (*prefix, target), None)
+                    delta.puts[self.codec.item_key(item)] = item
+            delta.bumps.add(owner.key)
+        return delta
+
     async def _backward(
         self,
         reads: Reads,
@@ -228,6 +264,17 @@ class Upkeep:
         paths: list[tuple[tuple[Ref, ...], Item | None]] = [((far,), after)]
         for j in range(i + 1, len(replica.hops)):
             hop = replica.hops[j]
+            if hop.ref:  # the last hop: the nodes the owner's item names
+                owners = await self._items(delta, [p[-1] for p, _ in paths])
+                targets = self.codec.targets_in(
+                    self.model.types[hop.start].fields[hop.field], self.model.types[hop.start]
+                )
+                paths = [
+                    ((*p, target), None)
+                    for p, _ in paths
+                    for target in targets(p[-1], owners[p[-1].key])
+                ]
+                continue
             edge = self.model.edges[hop.edge]
             near = "from" if hop.far == "to" else "to"
             listed = await self._edges(reads, delta, edge, [p[-1] for p, _ in paths], near)
@@ -247,12 +294,7 @@ class Upkeep:
         from a global index (the ``to`` end) is checked against the node's digest of its
         incoming edges and read again until the index has caught up."""
         distinct = list(dict.fromkeys(n.key for n in nodes))
-        unread = [k for k in distinct if k not in delta.clocks]
-        if unread:
-            found = await self.table.get_many(unread, consistent=True)
-            for key in unread:
-                delta.read[key] = found.get(key)
-                delta.clocks[key] = clock_of(found.get(key))
+        await self._items(delta, nodes)
         listings = []
         for key in distinct:
             listing = self.codec.edges_at(edge, key, end)
@@ -265,6 +307,17 @@ class Upkeep:
                 for key, listing, items in zip(distinct, listings, pages, strict=True)
             ]
         return dict(zip(distinct, pages, strict=True))
+
+    async def _items(self, delta: Delta, nodes: list[Ref]) -> dict[ItemKey, Item | None]:
+        """The nodes' items, each read once per change (strongly consistent), and its clock
+        with it: the change commits only if it is unchanged."""
+        unread = list(dict.fromkeys(n.key for n in nodes if n.key not in delta.read))
+        if unread:
+            found = await self.table.get_many(unread, consistent=True)
+            for key in unread:
+                delta.read[key] = found.get(key)
+                delta.clocks.setdefault(key, clock_of(found.get(key)))
+        return {n.key: delta.read[n.key] for n in nodes}
 
     async def _caught_up(
         self, delta: Delta, edge: EdgeType, key: ItemKey, listing: Listing, items: list[Item]
@@ -469,7 +522,7 @@ def joined(codec: Codec, items: Iterable[Item]) -> dict[ItemKey, Item]:
     for item in items:
         node = codec.node_type(item)
         if node is not None:
-            nodes[codec.item_key(item)] = Ref(node, codec.item_key(item))
+            nodes[codec.item_key(item)] = Ref(node, codec.item_key(item), item)
             continue
         edge = codec.edge_type(item)
         if edge is not None:
@@ -481,6 +534,15 @@ def joined(codec: Codec, items: Iterable[Item]) -> dict[ItemKey, Item]:
             ((ref,), None) for ref in nodes.values() if ref.type.name == replica.start
         ]
         for hop in replica.hops:
+            if hop.ref:
+                owner = model.types[hop.start]
+                targets = codec.targets_in(owner.fields[hop.field], owner)
+                paths = [
+                    ((*path, target), None)
+                    for path, _ in paths
+                    for target in targets(path[-1], _item_of(nodes, path[-1]))
+                ]
+                continue
             edge = model.edges[hop.edge]
             near = "from" if hop.far == "to" else "to"
             paths = [
@@ -511,6 +573,11 @@ def differences(
             found.append(("stale", key, item))
     found += [("extra", key, None) for key in stored if key not in desired]
     return sorted(found, key=lambda d: (str(d[1].pk), str(d[1].sk)))
+
+
+def _item_of(nodes: dict[ItemKey, Ref], ref: Ref) -> Item | None:
+    found = nodes.get(ref.key)
+    return None if found is None else found.item
 
 
 def _adjusted(

@@ -69,12 +69,13 @@ def compile_replica(
 ) -> Replica | None:
     """Check one ``materialize:`` declaration (each mistake reported at its place)."""
     where_place = (*place, "materialize")
-    for i, hop in enumerate(hops):
+    for i, hop in enumerate(hops[:-1]):
         if hop.ref:
             report(
                 (*place, "path", i),
-                f"a replica follows edges and {hop.start}.{hop.field} is a reference; end the "
-                "path before it or remove `materialize`",
+                f"a replica follows a reference only as the path's last hop, and "
+                f"{hop.start}.{hop.field} is hop {i + 1} of {len(hops)} (keeping it exact would "
+                "need every node that names a given one); end the path at it, or follow an edge",
             )
             return None
     if set(model.key_types) & {model.partition_key, model.sort_key}:
@@ -101,9 +102,16 @@ def compile_replica(
     if templates is None:
         return None
     pk, sk = templates
-    edge = model.edges[hops[-1].edge]
+    if hops[-1].ref and decl.copies:
+        report(
+            (*where_place, "copy"),
+            f"the path ends along the reference {hops[-1].start}.{hops[-1].field}, which has no "
+            "edge item to copy from; remove `copy`",
+        )
+        return None
     copies = []
     for i, name in enumerate(decl.copies):
+        edge = model.edges[hops[-1].edge]
         copied = edge.fields.get(name)
         if copied is None or copied.kind == "copy":
             what = "copies a node's field" if copied else "has no such field"
@@ -192,6 +200,8 @@ def _unlisted(model: Model, hops: tuple[Hop, ...], j: int) -> str | None:
     each hop is read forward (rebuilds, a change before it) and every hop but the last also
     backward (a change after it), and reading an edge from its ``to`` end needs an index."""
     hop = hops[j]
+    if hop.ref:  # read from the item of the node it starts at
+        return None
     edge = model.edges[hop.edge]
     ends = {"from" if hop.far == "to" else "to"}  # forward: from the hop's start
     if j < len(hops) - 1:

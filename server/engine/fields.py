@@ -274,31 +274,7 @@ class Resolvers:
         return resolve
 
     def _to_target(self, field: Field) -> Callable[[Any], Ref | list[Ref] | None]:
-        """What a reference's value names: the node whose one key placeholder it is, whose
-        key it holds (``holds: key``), or whose placeholders it gives (a composite key); over a
-        list or set, one node per element."""
-        codec = self.codec
-        target = self.model.types[field.target or ""]
-
-        def one(value: Any) -> Ref | None:
-            if value is None:
-                return None
-            if field.link:
-                values = dict(value)
-                return None if None in values.values() else codec.ref(target, values)
-            if field.holds_key:
-                return codec.by_key(target, str(value))
-            return codec.by_value(target, value)
-
-        if not field.type.list:
-            return one
-
-        def each(value: Any) -> list[Ref] | None:
-            if value is None:
-                return None
-            return [r for r in map(one, sorted(value) if isinstance(value, set) else value) if r]
-
-        return each
+        return self.codec.to_target(field)
 
     def reference_source(self, field: Field, owner: NodeType) -> Callable[..., Any]:
         """The value a reference names its node by, or a coroutine when the owner's item is
@@ -324,28 +300,8 @@ class Resolvers:
         return values
 
     def targets_in(self, field: Field, owner: NodeType) -> Callable[[Ref, Item | None], list[Ref]]:
-        """The nodes a reference field of ``owner`` names, from the owner's item (None: it does
-        not exist, and names none): a path's hop along a reference."""
-        to_target = self._to_target(field)
-        codec = self.codec
-
-        def stored(ref: Ref, item: Item, name: str) -> Any:
-            source = owner.fields[name]
-            if source.kind == "key" and item.get(source.attribute) is None:
-                return (codec.key_values(ref.type, ref.key) or {}).get(name)
-            return item.get(source.attribute)
-
-        def targets(ref: Ref, item: Item | None) -> list[Ref]:
-            if item is None:
-                return []
-            if field.link:
-                value: Any = {mine: stored(ref, item, name) for mine, name in field.link}
-            else:
-                value = stored(ref, item, field.source or "")
-            found = to_target(value)
-            return found if isinstance(found, list) else [found] if found is not None else []
-
-        return targets
+        """The nodes a reference field of ``owner`` names (:meth:`graph.items.Codec.targets_in`)."""
+        return self.codec.targets_in(field, owner)
 
     def _stored(self, source: Field) -> Callable[..., Any]:
         return self.key_value(source) if source.kind == "key" else self.value(source)

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -84,7 +85,7 @@ async def table(dynamodb: EmbeddedDynamoDB, engine: Engine) -> AsyncIterator[Tab
 
 
 def is_replica(item: Item) -> bool:
-    return item.get("type") == "User.products"
+    return item.get("type") in ("User.products", "User.featured")
 
 
 async def drift(table: Table, engine: Engine) -> dict[str, set[tuple[str, str]]]:
@@ -681,3 +682,79 @@ async def test_a_lagging_index_is_read_again_until_it_holds_the_new_edge(
     assert lagging.index_queries == 3
     assert not await drift(table, engine)
     assert ("USER#bob", "GROUPSUB#prod1|group2") in await scan(table)
+
+
+# ---- a path that ends along a reference (a list of ids) ------------------------------------
+
+
+def featured(replica: bool, path: tuple[str, ...] = ("groups", "featured")) -> str:
+    """The demo model with ``Group.featuredIds`` (a list of product ids, a reference) and
+    ``User.featured``, the products the user's groups feature: replicated or walked."""
+    data = yaml.safe_load(replicated())
+    group, user = data["types"]["Group"], data["types"]["User"]
+    group["fields"]["featuredIds"] = {"type": "[ID!]", "description": "Featured products."}
+    group["fields"]["featured"] = {"type": "[Product!]!", "ref": "featuredIds"}
+    group["expose"] += ["featuredIds", "featured"]
+    end = "Product" if path[-1] == "featured" else "Group"
+    field: dict[str, Any] = {"type": f"[{end}!]!", "path": list(path)}
+    if replica:
+        vias = "|".join(f"{{via{i}}}" for i in range(1, len(path))) if len(path) > 2 else "{via}"
+        field["materialize"] = {"key": {"pk": "USER#{from}", "sk": f"FEATURED#{{to}}|{vias}"}}
+    user["fields"]["featured"] = field
+    user["expose"].append("featured")
+    return str(yaml.safe_dump(data, sort_keys=False))
+
+
+async def test_a_reference_list_at_the_end_of_the_path_keeps_its_replica_exact(
+    table: Table, tmp_path: Path
+) -> None:
+    files = {}
+    for name, replica in (("replica", True), ("walked", False)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(featured(replica))
+        files[name] = str(path)
+    engine = engine_for(files["replica"])
+    apps = {
+        name: httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_app(Settings(model=file), table=table)),
+            base_url="http://edgewise",
+        )
+        for name, file in files.items()
+    }
+    query = '{ user(id: "bob") { featured { id } } }'
+    changes = [
+        'updateGroup(input: {id: "group1", featuredIds: ["prod1", "prod2"]}) { id }',
+        'updateGroup(input: {id: "group1", featuredIds: ["prod2", "prod3"]}) { id }',
+        'addGroupMember(userId: "bob", groupId: "group2") { cursor }',
+        'updateGroup(input: {id: "group2", featuredIds: ["prod1"]}) { id }',
+        'removeGroupMember(userId: "bob", groupId: "group1")',
+        'updateGroup(input: {id: "group2", featuredIds: null}) { id }',
+        'updateGroup(input: {id: "group1", featuredIds: ["prod3"]}) { id }',
+        'deleteGroup(id: "group1") { id }',
+    ]
+    try:
+        for change in changes:
+            body = await gql(apps["replica"], f"mutation {{ {change} }}")
+            assert "errors" not in body, (change, body)
+            assert not await drift(table, engine), change
+            got = await gql(apps["replica"], query)
+            walked = await gql(apps["walked"], query)
+            ids = [{p["id"] for p in b["data"]["user"]["featured"]} for b in (got, walked)]
+            assert ids[0] == ids[1], change  # the replica's order is its key's
+        assert got["extensions"]["dynamodb"]["rounds"] == 1
+    finally:
+        for app in apps.values():
+            await app.aclose()
+    replicas = sorted(k for k, i in (await scan(table)).items() if i.get("type") == "User.featured")
+    assert replicas == []  # group1 deleted; group2 features nothing
+
+
+def test_a_reference_before_the_last_hop_is_refused() -> None:
+    text = featured(True, ("groups", "featured", "subscribers"))
+    with pytest.raises(ModelError) as raised:
+        parse_model(text, "model.yaml")
+    assert any(
+        "a replica follows a reference only as the path's last hop, and Group.featured is hop 2 "
+        "of 3" in line
+        for line in raised.value.lines
+    ), raised.value.lines
