@@ -758,3 +758,58 @@ def test_a_reference_before_the_last_hop_is_refused() -> None:
         "of 3" in line
         for line in raised.value.lines
     ), raised.value.lines
+
+
+def with_group_subs(mutations: bool = False) -> str:
+    """The replicated demo model whose replica items are a declared type, seed 000's GroupSub,
+    listed under each user."""
+    data = yaml.safe_load(replicated())
+    data["types"]["GroupSub"] = {
+        "key": {"pk": "USER#{userId}", "sk": "GROUPSUB#{productId}|{groupId}"},
+        "typeValue": "GROUPSUB",
+        "node": False,
+        "mutations": mutations,
+        "parent": {"type": "User", "field": "user", "collection": "groupSubs"},
+        "fields": {"status": {"type": "SubscriptionStatus!"}, "validUntil": {"type": "DateTime"}},
+    }
+    data["types"]["User"]["fields"]["products"]["materialize"]["type"] = "GroupSub"
+    data["types"]["User"]["expose"].append("groupSubs")
+    return str(yaml.safe_dump(data, sort_keys=False))
+
+
+async def test_a_declared_type_lists_the_replica_items(table: Table, tmp_path: Path) -> None:
+    path = tmp_path / "model.yaml"
+    path.write_text(with_group_subs())
+    engine = engine_for(str(path))
+    await table.batch_write(engine.sample_items(table))  # seeded as this model writes them
+    writer = Writer(table, engine.codec)
+    await writer.add_edge(  # and written by a change
+        engine.model.edges["MEMBER_OF"],
+        ref(writer, "User", "bob"),
+        ref(writer, "Group", "group2"),
+        {"role": "MEMBER"},
+    )
+    app = create_app(Settings(model=str(path)), table=table)
+    transport = httpx.ASGITransport(app=app)
+    query = (
+        "query($id: ID!) { user(id: $id) { groupSubs { edges { node { productId groupId status } "
+        "} } } }"
+    )
+    async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
+        body = await gql(client, query, {"id": "bob"})
+    nodes = [e["node"] for e in body["data"]["user"]["groupSubs"]["edges"]]
+    assert nodes == [
+        {"productId": "prod1", "groupId": "group1", "status": "ACTIVE"},
+        {"productId": "prod2", "groupId": "group1", "status": "ACTIVE"},
+        {"productId": "prod2", "groupId": "group2", "status": "ACTIVE"},
+        {"productId": "prod3", "groupId": "group2", "status": "ACTIVE"},
+    ]
+
+
+def test_a_declared_replica_type_must_not_take_mutations() -> None:
+    with pytest.raises(ModelError) as raised:
+        parse_model(with_group_subs(mutations=True), "model.yaml")
+    assert any(
+        "Edgewise alone writes the replica items: give GroupSub `mutations: false`" in line
+        for line in raised.value.lines
+    ), raised.value.lines
