@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from . import spec as s
 from .filters import Where
-from .templates import Template, TemplateSyntaxError
+from .templates import Template, TemplateSyntaxError, overlap
 from .types import (
     SCALARS,
     SHARD,
@@ -1027,7 +1027,7 @@ class _Compiler:
         self.check_uniques(types)
         self.check_constraints()
         self.check_names(types, edges, queries)
-        self.check_overlap(types, edges)
+        self.checkoverlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
         mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
         self.check_roots(types, edges, queries, mutations)
@@ -1380,7 +1380,7 @@ class _Compiler:
                 )
             roots[lookup] = ("types", node.name)
 
-    def check_overlap(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
+    def checkoverlap(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
         """Without a type attribute, items are told apart by their key templates: report two
         declarations whose keys can match the same item."""
         if self.file.table.type_attribute is not None:
@@ -1394,8 +1394,8 @@ class _Compiler:
         for i, (path, name, pk, sk) in enumerate(shapes):
             for _, other, opk, osk in shapes[:i]:
                 if (
-                    _overlap(pk, opk)
-                    and _overlap(sk, osk)
+                    overlap(pk, opk)
+                    and overlap(sk, osk)
                     and ((pk, sk) != (opk, osk) or name != other)
                 ):
                     self.problem(
@@ -1404,15 +1404,6 @@ class _Compiler:
                         "the table has no typeAttribute to tell them apart; give one of "
                         "them a distinct literal prefix",
                     )
-
-
-def _overlap(a: Template, b: Template) -> bool:
-    pa, pb = a.literal_prefix, b.literal_prefix
-    if not (pa.startswith(pb) or pb.startswith(pa)):
-        return False
-    if a.placeholders == () or b.placeholders == ():
-        return a.text == b.text
-    return True
 
 
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:

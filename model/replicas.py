@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from . import spec as s
 from .access import Hop
 from .filters import Where
-from .templates import Placeholder, Template, TemplateSyntaxError
+from .templates import Placeholder, Template, TemplateSyntaxError, overlap
 from .types import Model, NodeType
 
 __all__ = ["Replica", "compile_replica", "replica_misses", "via_names"]
@@ -137,6 +137,19 @@ def compile_replica(
             report((*place, "path", j), problem)
             return None
     name = f"{start.name}.{field}"
+    if model.type_attribute is None:  # items are told apart by their keys alone
+        types = model.types
+        shapes = [(t.name, t.pk, t.sk) for t in types.values() if t.name != decl.type]
+        shapes += [(e.label, types[e.source].pk, types[e.target].sk) for e in model.edges.values()]
+        for other, other_pk, other_sk in shapes:
+            if overlap(pk, other_pk) and overlap(sk, other_sk):
+                report(
+                    (*where_place, "key"),
+                    f"the replica's items and {other}'s can have the same keys, and the table "
+                    "has no typeAttribute to tell them apart; give the replica's sort key a "
+                    "distinct literal prefix",
+                )
+                return None
     replica = Replica(name, start.name, hops, pk, sk, vias, tuple(copies), name)
     if decl.type is None:
         return replica

@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Bounds", "KeyValueError", "Placeholder", "Template", "TemplateSyntaxError"]
+__all__ = [
+    "Bounds",
+    "KeyValueError",
+    "Placeholder",
+    "Template",
+    "TemplateSyntaxError",
+    "overlap",
+]
 
 Casing = Literal["none", "lower", "upper"]
 
@@ -218,3 +225,13 @@ class Bounds:
         if self.exclusive:
             return (low is None or value > low) and (high is None or value < high)
         return (low is None or value >= low) and (high is None or value <= high)
+
+
+def overlap(a: Template, b: Template) -> bool:
+    """Whether one key could match both templates (judged by their literal prefixes)."""
+    pa, pb = a.literal_prefix, b.literal_prefix
+    if not (pa.startswith(pb) or pb.startswith(pa)):
+        return False
+    if a.placeholders == () or b.placeholders == ():
+        return a.text == b.text
+    return True

@@ -813,3 +813,18 @@ def test_a_declared_replica_type_must_not_take_mutations() -> None:
         "Edgewise alone writes the replica items: give GroupSub `mutations: false`" in line
         for line in raised.value.lines
     ), raised.value.lines
+
+
+def test_without_a_type_attribute_a_replica_key_must_not_overlap_another() -> None:
+    """``GROUP#{to}|{via}`` in a user's partition reads like a MEMBER_OF edge (``GROUP#{id}``)
+    when no type attribute tells them apart."""
+    data = yaml.safe_load(replicated())
+    del data["table"]["typeAttribute"]
+    data["types"]["User"]["fields"]["products"]["materialize"]["key"]["sk"] = "GROUP#{to}|{via}"
+    with pytest.raises(ModelError) as raised:
+        parse_model(yaml.safe_dump(data, sort_keys=False), "model.yaml")
+    assert any(
+        "materialize.key (line" in line
+        and "the replica's items and MEMBER_OF's can have the same keys" in line
+        for line in raised.value.lines
+    ), raised.value.lines
