@@ -363,33 +363,17 @@ async def test_concurrent_membership_and_subscription_changes_leave_the_replica_
         await create_table(client, "graph", layout=engine.layout)
         table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
-        writer = Writer(table, engine.codec)
-        member, subscribes = engine.model.edges["MEMBER_OF"], engine.model.edges["SUBSCRIBES_TO"]
         await asyncio.gather(
-            writer.add_edge(
-                member,
-                ref(writer, "User", "bob"),
-                ref(writer, "Group", "group2"),
-                {"role": "MEMBER"},
-            ),
-            writer.add_edge(
-                subscribes,
-                ref(writer, "Group", "group2"),
-                ref(writer, "Product", "prod1"),
-                {"plan": "pro", "status": "ACTIVE"},
-            ),
-            writer.remove_edge(
-                subscribes, ref(writer, "Group", "group2"), ref(writer, "Product", "prod3")
-            ),
-            writer.add_edge(
-                subscribes,
-                ref(writer, "Group", "group1"),
-                ref(writer, "Product", "prod3"),
-                {"plan": "pro", "status": "ACTIVE"},
-            ),
-            writer.remove_edge(
-                member, ref(writer, "User", "alice"), ref(writer, "Group", "group1")
-            ),
+            *(
+                apply(table, engine, op)
+                for op in [
+                    ("join", "bob", "group2"),
+                    ("subscribe", "group2", "prod1"),
+                    ("unsubscribe", "group2", "prod3"),
+                    ("subscribe", "group1", "prod3"),
+                    ("leave", "alice", "group1"),
+                ]
+            )
         )
         assert not await drift(table, engine)
 
@@ -456,6 +440,28 @@ ops = st.one_of(
 )
 
 
+async def apply(table: Table, engine: Engine, op: Op) -> None:
+    """One client's change: a membership or a subscription added, removed or canceled."""
+    writer = Writer(table, engine.codec)
+    kind, near, far = op
+    edges = engine.model.edges
+    if kind in ("join", "leave"):
+        edge, ends = edges["MEMBER_OF"], (ref(writer, "User", near), ref(writer, "Group", far))
+    else:
+        edge = edges["SUBSCRIBES_TO"]
+        ends = (ref(writer, "Group", near), ref(writer, "Product", far))
+    try:
+        if kind in ("join", "subscribe"):
+            fields = {"role": "MEMBER"} if kind == "join" else {"plan": "pro", "status": "ACTIVE"}
+            await writer.add_edge(edge, *ends, fields)
+        elif kind == "cancel":
+            await writer.update_edge(edge, *ends, {"status": "CANCELED"})
+        else:
+            await writer.remove_edge(edge, *ends)
+    except (Conflict, NotFound):
+        pass  # there already, not there: the change does nothing
+
+
 class Interleavings(RuleBasedStateMachine):
     """Several clients change memberships and subscriptions at once, round after round; after
     each round the replicas equal the join of the edges."""
@@ -480,32 +486,10 @@ class Interleavings(RuleBasedStateMachine):
         await table.batch_write(self.engine.sample_items(table))
         return table
 
-    async def _apply(self, op: Op) -> None:
-        writer = Writer(self.table, self.engine.codec)  # a client of its own
-        kind, near, far = op
-        edges = self.engine.model.edges
-        if kind in ("join", "leave"):
-            edge, ends = edges["MEMBER_OF"], (ref(writer, "User", near), ref(writer, "Group", far))
-        else:
-            edge = edges["SUBSCRIBES_TO"]
-            ends = (ref(writer, "Group", near), ref(writer, "Product", far))
-        try:
-            if kind in ("join", "subscribe"):
-                fields = (
-                    {"role": "MEMBER"} if kind == "join" else {"plan": "pro", "status": "ACTIVE"}
-                )
-                await writer.add_edge(edge, *ends, fields)
-            elif kind == "cancel":
-                await writer.update_edge(edge, *ends, {"status": "CANCELED"})
-            else:
-                await writer.remove_edge(edge, *ends)
-        except (Conflict, NotFound):
-            pass  # there already, not there: the change does nothing
-
     @rule(round=st.lists(ops, min_size=1, max_size=4))
     def clients_at_once(self, round: list[Op]) -> None:
         async def run() -> None:
-            await asyncio.gather(*(self._apply(op) for op in round))
+            await asyncio.gather(*(apply(self.table, self.engine, op) for op in round))
 
         self.loop.run_until_complete(run())
 
