@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from .indexes import Indexes
-from .libraries import ELECTRODB, TOOLBOX
+from .libraries import ELECTRODB
 from .shapes import Kind
 from .values import n_items
 
@@ -55,11 +55,6 @@ class Header(Indexes):
                 "supported; until then pass key values lower-cased to lookups."
             )
         lines += self.collection_lines(kinds)
-        if self.library.name == TOOLBOX:
-            lines.append(
-                "# _ct/_md are dynamodb-toolbox's created/modified stamps: declare "
-                "`timestamps: {created: _ct, modified: _md}` once supported."
-            )
         return lines
 
     def collection_lines(self, kinds: list[Kind]) -> list[str]:

@@ -31,6 +31,11 @@ class Keys(Shapes):
             for k in kinds
             if k.role == "node" and k.values and "id" in k.values[0]  # a ref needs one {id}
         }
+        self.whole_keys = {  # a ref that holds a key needs one template
+            k.name: {r.pk for r in k.rows}
+            for k in kinds
+            if k.role == "node" and k.values and k.pk_template == k.sk_template
+        }
         self.type_names = {k.name for k in kinds if k.role in ("node", "child", "keyed")}
         return kinds
 

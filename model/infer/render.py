@@ -124,7 +124,14 @@ class Renderer(Header):
                 "as an attribute"
             )
         if self.timestamps:
-            table.append("  timestamps: true  # guess: createdAt/updatedAt on the node items")
+            table.append(f"  timestamps: true  # guess: {self.stamps_evidence}")
+        elif self.stamps:
+            created, modified = self.stamps
+            table.append(
+                f"  timestamps: {{created: {created}, modified: {modified}}}  # guess: "
+                f"{self.stamps_evidence}"
+                + (f", {self.library.name}'s stamps" if self.library is not None else "")
+            )
         types_out: list[str] = []
         edges_out: list[str] = []
         queries_out: list[str] = []
@@ -268,7 +275,7 @@ class Renderer(Header):
         fields: list[str] = []
         copies: set[str] = set()
         for attribute in self.field_attributes(k):
-            name = gql_name(attribute)
+            name = self.field_name(attribute)
             ends = [source_rows.get(r.pk) for r in k.rows if attribute in r.attrs]
             if (
                 ends

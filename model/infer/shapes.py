@@ -18,12 +18,15 @@ from .values import (
     NAME,
     SEPARATOR_CHARS,
     SEPARATORS,
+    STAMP_FIELDS,
     STAMPS,
+    TOOLBOX_STAMPS,
     UPPER,
     VERSION_NAMES,
     WORD,
     Row,
     attribute_value,
+    gql_name,
     label_name,
     n_items,
     type_name,
@@ -377,6 +380,13 @@ class Shapes:
         names = Counter(a for r in k.rows for a in r.attrs)
         return [a for a in names if a not in skip and not a.startswith("n_")]
 
+    def field_name(self, attribute: str) -> str:
+        """A field's GraphQL name: ``order_id`` → ``orderId``; dynamodb-toolbox's ``_ct`` and
+        ``_md`` → ``created`` and ``modified``."""
+        if self.stamps is not None and attribute in self.stamps and attribute in STAMP_FIELDS:
+            return STAMP_FIELDS[attribute]
+        return gql_name(attribute)
+
     def meta(self) -> None:
         """Version attribute and timestamps."""
         self.version: str | None = None
@@ -392,10 +402,21 @@ class Shapes:
                     f"a number on {len(present)} of {len(values)} items with pk = sk"
                 )
                 break
-        stamped = [r for r in self.rows if all(r.attrs.get(s, ("", ""))[0] == "S" for s in STAMPS)]
-        if (
-            nodes
-            and len(stamped) * 2 >= len(nodes)
-            and all(DATETIME.match(str(r.attrs[s][1])) for r in stamped for s in STAMPS)
-        ):
-            self.timestamps = True
+        self.stamps: tuple[str, str] | None = None  # (created, modified) attributes
+        self.stamps_evidence = ""
+        for pair in (STAMPS, TOOLBOX_STAMPS):
+            stamped = [
+                r for r in self.rows if all(r.attrs.get(s, ("", ""))[0] == "S" for s in pair)
+            ]
+            if (
+                nodes
+                and len(stamped) * 2 >= len(nodes)
+                and all(DATETIME.match(str(r.attrs[s][1])) for r in stamped for s in pair)
+            ):
+                self.stamps = pair
+                self.stamps_evidence = (
+                    f"ISO date-times in {pair[0]} and {pair[1]} on {len(stamped)} of "
+                    f"{len(self.rows)} items"
+                )
+                break
+        self.timestamps = self.stamps == STAMPS

@@ -22,6 +22,8 @@ __all__ = [
     "SEPARATORS",
     "SEPARATOR_CHARS",
     "STAMPS",
+    "STAMP_FIELDS",
+    "TOOLBOX_STAMPS",
     "UPPER",
     "VERSION_NAMES",
     "WORD",
@@ -50,6 +52,8 @@ PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*!?$")
 YAML_WORDS = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
 VERSION_NAMES = ("version", "_version", "__version")
 STAMPS = ("createdAt", "updatedAt")
+TOOLBOX_STAMPS = ("_ct", "_md")  # dynamodb-toolbox's created/modified
+STAMP_FIELDS = {"_ct": "created", "_md": "modified"}  # their fields' names
 MAX_ENUM = 12
 MAX_SHARDS = 1000
 

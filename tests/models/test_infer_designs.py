@@ -196,9 +196,12 @@ def test_a_dynamodb_toolbox_table_is_drafted_in_its_own_terms(
     assert types == {"Customer", "Product", "Order"}  # 3 of 3
     assert "# A dynamodb-toolbox table (_et, _ct, _md on 8 of 8 items)" in text
     assert "typeAttribute: _et" in text
-    line = next(x for x in text.splitlines() if x.strip().startswith("productIds:"))
-    assert line.strip().startswith('productIds: "[String!]!"')
-    assert 'declare `{type: "[Product!]!", ref: productIds}`' in line
+    assert "timestamps: {created: _ct, modified: _md}  # guess: ISO date-times in _ct" in text
+    assert "created: {type: DateTime!, attribute: _ct}" in text
+    assert "modified: {type: DateTime!, attribute: _md}" in text
+    assert 'productIds: "[String!]!"' in text
+    # a list whose elements are ids of a type: a ref over the list
+    assert 'products: {type: "[Product!]!", ref: productIds}  # guess: every element' in text
 
 
 def test_a_table_of_only_edge_items_with_its_reverse_lookup(
