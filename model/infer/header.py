@@ -48,43 +48,50 @@ class Header(Indexes):
             f"# {article} {self.library.name} table ({self.library.evidence}): its entities "
             f"({entities}) are the types below, {self.library.type_attribute} their type attribute."
         ]
-        lowered = self.lowered_keys(kinds)
-        if lowered:
-            lines.append(
-                f"# Keys hold lower-cased values ({lowered}): declare `keyCasing: lower` once "
-                "supported; until then pass key values lower-cased to lookups."
-            )
-        lines += self.collection_lines(kinds)
+        lines += [
+            f"# Collection {name!r}: {', '.join(types)} share {index}'s partition {pk_t!r}: "
+            f"the query {name} below lists them together (each also has its own query)."
+            for name, index, pk_t, types in self.collections(kinds)
+        ]
         return lines
 
-    def collection_lines(self, kinds: list[Kind]) -> list[str]:
+    def collections(self, kinds: list[Kind]) -> list[tuple[str, str, str, list[str]]]:
         """ElectroDB collections: entities whose index keys share a partition template under a
-        ``$<collection>#`` sort key (``$workplaces#employee_1#…``, ``$workplaces#office_1``)."""
+        ``$<collection>#`` sort key (``$workplaces#employee_1#…``, ``$workplaces#office_1``):
+        (collection, index, partition template, types)."""
         if self.library is None or self.library.name != ELECTRODB:
             return []
         found: dict[tuple[str, str, str], list[str]] = {}
         for k in kinds:
+            if k.role not in ("node", "child", "keyed"):
+                continue
             for index, (pk_t, sk_t, _, _) in self.index_templates(k).items():
                 head = (sk_t or "").split("#")[0]
                 if head.startswith("$") and not re.match(r"^\$\w+_\d+$", head):
                     found.setdefault((head[1:], index, pk_t), []).append(k.name)
-        return [
-            f"# Collection {name!r}: {', '.join(types)} share {index}'s partition {pk_t!r}; each "
-            "has its own query below, one query of the union once `queries: {types: [...]}` "
-            "is supported."
-            for (name, index, pk_t), types in found.items()
-            if len(types) > 1
-        ]
+        return [(n, i, p, types) for (n, i, p), types in found.items() if len(types) > 1]
 
-    def lowered_keys(self, kinds: list[Kind]) -> str:
-        """An example of a key value that is its attribute's value lower-cased, or ''."""
-        for k in kinds:
-            for r, values in zip(k.rows, k.values, strict=False):
-                for name, value in values.items():
-                    stored = r.text(name)
-                    if stored is not None and stored != value and stored.lower() == value:
-                        return f"{value!r} for {name} {stored!r}"
-        return ""
+    def key_casing(self, kinds: list[Kind]) -> tuple[str, str]:
+        """(``lower`` or ``upper``, evidence) when a library's keys hold values cased from
+        their attributes (``jlowe`` for ``JLowe``) and no key value is otherwise cased; else
+        ("", "")."""
+        if self.library is None:
+            return "", ""
+        for casing, case in (("lower", str.lower), ("upper", str.upper)):
+            example, ok = "", True
+            for k in kinds:
+                if k.role not in ("node", "child", "keyed"):
+                    continue
+                for r, values in zip(k.rows, k.values, strict=False):
+                    for name, value in values.items():
+                        if case(value) != value:
+                            ok = False
+                        stored = r.text(name)
+                        if stored is not None and stored != value and case(stored) == value:
+                            example = example or f"{value!r} for {name} {stored!r}"
+            if ok and example:
+                return casing, f"keys hold {casing}-cased values ({example}), attributes do not"
+        return "", ""
 
     def header(self, kinds: list[Kind]) -> str:
         total = self.info.item_count

@@ -13,7 +13,15 @@ from ..templates import Template
 from .header import Header
 from .shapes import Kind
 from .table import Draft, InferError, TableInfo
-from .values import field_decl, first_placeholder, gql_name, n_items, plural, yaml_str
+from .values import (
+    field_decl,
+    first_placeholder,
+    gql_name,
+    n_items,
+    plural,
+    type_name,
+    yaml_str,
+)
 
 __all__ = ["Renderer", "infer"]
 
@@ -110,6 +118,9 @@ class Renderer(Header):
             table.append(
                 f"  labelAttribute: {yaml_str(self.label_attribute)}  # guess: on edge items only"
             )
+        casing, casing_evidence = self.key_casing(kinds)
+        if casing:
+            table.append(f"  keyCasing: {casing}  # guess: {casing_evidence}")
         if self.version:
             table.append(
                 f"  versionAttribute: {yaml_str(self.version)}  # guess: {self.version_evidence}"
@@ -146,6 +157,8 @@ class Renderer(Header):
         for k in kinds:
             if k.role == "edge":
                 edges_out += self.edge_block(k, queries_out)
+        for name, index, pk_t, types in self.collections(kinds):
+            queries_out += self.union_lines(name, index, pk_t, types)
         if self.info.indexes:
             table.append("  indexes:")
             for name, (h, r) in self.info.indexes.items():
@@ -260,6 +273,21 @@ class Renderer(Header):
             out.append("    indexes:")
             out += indexes
         return out
+
+    def union_lines(self, name: str, index: str, partition: str, types: list[str]) -> list[str]:
+        """A query of an ElectroDB collection: its entities in one Query of their shared
+        index partition, a connection of their union."""
+        key = self.claim("Query", gql_name(name))
+        union = type_name(name[:-1] if name.endswith("s") else name)
+        union = union if union not in self.type_names else f"{union}Item"
+        return [
+            f"  {key}:  # guess: ElectroDB's collection {name!r} ({', '.join(types)} written "
+            f"under {index}'s partition {partition!r})",
+            f"    types: [{', '.join(types)}]",
+            f"    union: {union}",
+            f"    index: {yaml_str(index)}",
+            f"    partition: {yaml_str(partition)}",
+        ]
 
     def edge_block(self, k: Kind, queries: list[str]) -> list[str]:
         assert k.source is not None and k.target is not None
