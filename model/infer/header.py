@@ -9,7 +9,7 @@ import re
 from .indexes import Indexes
 from .libraries import ELECTRODB
 from .shapes import Kind
-from .values import n_items
+from .values import n_items, yaml_str
 
 __all__ = ["RARE", "Header"]
 
@@ -37,6 +37,22 @@ class Header(Indexes):
                 "may be too small to see it (sample more), and this becomes its child"
             )
         return lines
+
+    def implicit_block(self, k: Kind, kinds: list[Kind]) -> list[str]:
+        """An implicit type: no item of its own, its keys seen inside other items' keys."""
+        users = [c for c in kinds if k in (c.source, c.target, c.parent)]
+        where = sum(c.count for c in users)
+        out = [
+            f'  {k.name}:  # guess: an implicit node: "{k.pk_prefix}…" keys appear only inside '
+            f"other items' keys ({n_items(where)}, {len(k.seen)} ids); {k.notes[0]}"
+        ]
+        if not self.complete:
+            out.append(
+                f'    # no sampled item has pk = sk = "{k.pk_prefix}…": if some do, the sample '
+                "may be too small to see them (sample more) and this is a node with items"
+            )
+        out += [f"    key: {yaml_str(k.pk_template)}", "    implicit: true"]
+        return out
 
     def library_lines(self, kinds: list[Kind]) -> list[str]:
         """The header's word on the library that wrote the table, and on lower-cased keys."""
@@ -113,7 +129,7 @@ class Header(Indexes):
                 "# Types, edges and values that no sampled item shows are missing: "
                 "sample more with --sample N."
             )
-            rare = [k for k in kinds if k.count < RARE]
+            rare = [k for k in kinds if k.count < RARE and not k.implicit]
             if rare:
                 seen = ", ".join(f"{k.shape()} ({n_items(k.count)})" for k in rare)
                 lines.append(f"# Seen too rarely to trust (under {RARE} items each): {seen}.")

@@ -7,14 +7,15 @@ from decimal import Decimal, InvalidOperation
 
 from ..compile import lower_first
 from ..templates import Template
+from .implicit import Implicit
 from .libraries import ELECTRODB, electro_template
-from .shapes import Kind, Shapes
+from .shapes import Kind
 from .values import ID, MAX_SHARDS, SEPARATOR_CHARS, SEPARATORS, gql_name, key_text, type_name
 
 __all__ = ["Keys"]
 
 
-class Keys(Shapes):
+class Keys(Implicit):
     """Kinds with key templates: the whole reading of the sample."""
 
     def read(self) -> list[Kind]:
@@ -131,7 +132,7 @@ class Keys(Shapes):
     def key_templates(self, k: Kind) -> None:
         if k.role == "node":
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{id}}"
-            ids = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+            ids = k.seen if k.implicit else [r.pk[len(k.pk_prefix) :] for r in k.rows]
             name = self.id_name(k, ids)
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{{name}}}"
             k.values = [{name: i} for i in ids]

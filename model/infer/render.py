@@ -14,6 +14,7 @@ from .header import Header
 from .shapes import Kind
 from .table import Draft, InferError, TableInfo
 from .values import (
+    SEPARATOR_CHARS,
     field_decl,
     first_placeholder,
     gql_name,
@@ -52,7 +53,7 @@ class Renderer(Header):
             self.claimed, self.enums, self.enum_evidence, self.overloaded = {}, {}, {}, {}
             body = self.render(kinds)
             for k in kinds:
-                if k.role == "unexplained":
+                if k.role == "unexplained" and k.rows:
                     example = k.rows[0]
                     self.notes.append(
                         f"{n_items(k.count)} left out (e.g. {self.info.pk}={example.pk!r}, "
@@ -91,7 +92,11 @@ class Renderer(Header):
             changed = False
             for k in named.values():
                 ends = [e for e in (k.parent, k.source, k.target) if e is not None]
-                if k.name not in refused and any(e.name in refused for e in ends):
+                gone = [e for e in ends if e.name in refused]
+                if k.name not in refused and gone and all(e.implicit for e in gone):
+                    self.unhang(k, named, kept)  # a keyed kind again, as without implicit nodes
+                    changed = True
+                elif k.name not in refused and gone:
                     refused[k.name] = "it hangs on a type left out"
                     changed = True
         for name, problem in refused.items():
@@ -100,6 +105,18 @@ class Renderer(Header):
             kept[id(k)] = [f"check-model refused its guess ({problem})", *kept[id(k)]]
             self.ids.pop(name, None)
         return True
+
+    def unhang(self, k: Kind, named: dict[str, Kind], kept: dict[int, list[str]]) -> None:
+        """An edge or child of an implicit node check-model refused: a keyed kind again."""
+        k.role, k.parent, k.source, k.target = "keyed", None, None, None
+        kept[id(k)] = [*kept[id(k)], "check-model refused its implicit ends: a keyed node"]
+        self.key_templates(k)
+        base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix or "Item")
+        name, n = base, 2
+        while name in named or name in self.type_names:
+            name, n = f"{base}{n}", n + 1
+        k.name = name
+        self.type_names.add(name)
 
     def render(self, kinds: list[Kind]) -> str:
         out: list[str] = []
@@ -189,6 +206,8 @@ class Renderer(Header):
         return "\n".join(out) + "\n"
 
     def type_block(self, k: Kind, kinds: list[Kind], queries: list[str]) -> list[str]:
+        if k.implicit:
+            return self.implicit_block(k, kinds)
         out: list[str] = []
         evidence = f"{n_items(k.count)}, {k.shape()}"
         if k.tag:

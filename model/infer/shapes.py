@@ -71,6 +71,9 @@ class Kind:
     notes: list[str] = field(default_factory=list)
     owner: str = ""  # a claim's attribute holding its node's key
     own: bool = False  # a keyed kind whose sk repeats its partition's value: the partition's item
+    implicit: bool = False  # a node with no item of its own: its keys appear in other items'
+    label: str = ""  # an implicit node's name
+    seen: list[str] = field(default_factory=list)  # an implicit node's ids seen in keys
 
     @property
     def count(self) -> int:
@@ -343,9 +346,14 @@ class Shapes:
                 else:
                     assert k.source is not None and k.target is not None
                     src, dst = (
-                        x.pk_prefix.rstrip(SEPARATOR_CHARS).upper() for x in (k.source, k.target)
+                        x.label.upper()
+                        if x.implicit
+                        else x.pk_prefix.rstrip(SEPARATOR_CHARS).upper()
+                        for x in (k.source, k.target)
                     )
                     base = label_name(f"{src}_TO_{dst}")
+            elif k.implicit:
+                base = k.label
             elif k.tag:
                 base = type_name(k.tag)
             elif k.own:  # ORG#MICROSOFT / METADATA#MICROSOFT: named by its partition

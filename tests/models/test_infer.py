@@ -277,7 +277,7 @@ def test_a_sample_too_small_to_see_a_relation_says_so() -> None:
     line = next(x for x in text.splitlines() if x.strip().startswith("customerId:"))
     assert "only 1 of 2 values are ids of sampled Cust items" in line
     assert "the sample may be too small to see this reference" in line
-    assert 'no item has pk = sk = "REP#…"' in text
+    assert 'no sampled item has pk = sk = "REP#…": if some do, the sample' in text
     assert "one item only: a thin guess" in text
 
 

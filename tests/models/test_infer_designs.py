@@ -244,11 +244,15 @@ def test_a_table_of_only_edge_items_with_its_reverse_lookup(
         ("studentID", "courseID"),
         (("reverse", "courseID", "studentID"),),
     )
-    # Student and Course exist only as key values: one keyed type until `implicit` exists
-    assert types == {"StuCs"}
-    assert 'key: {pk: "stu#{stuId}", sk: "cs#{csId}"}' in text
-    assert '"stu#…" and "cs#…" keys appear only inside other items\' keys' in text
-    assert "index: reverse" in text and 'partition: "cs#{csId}"' in text
+    # Student and Course exist only as key values: implicit types, named after the key
+    # attributes holding them, and the items are edges between them, read back by `reverse`
+    assert types == {"Student", "Course"}  # 2 of 2
+    assert '  Student:  # guess: an implicit node: "stu#…" keys appear only inside' in text
+    assert "named after the key attribute studentID" in text
+    assert '    key: "stu#{id}"\n    implicit: true\n' in text
+    assert '    key: "cs#{id}"\n    implicit: true\n' in text
+    assert "    from: Student\n    to: Course\n" in text
+    assert "reverse: {field: students, index: reverse}" in text
 
 
 def _members() -> list[dict[str, Any]]:
