@@ -42,6 +42,8 @@ class Fields(Keys):
         bang = "!" if n == total else ""
         presence = f"on {n} of {total} items" if n < total else f"on all {n_items(total)}"
         presence = "on the only item" if total == 1 else presence
+        if kinds == {"B"} and self.bare.get(attribute) == "B":
+            return "String" + bang, f"{presence}, a binary key: base64 in GraphQL"
         if kinds <= {"B", "BS"}:
             return None
         if len(kinds) > 1:
@@ -146,7 +148,9 @@ class Fields(Keys):
                         f"{ref} resolves it (batched)",
                     )
                 )
-            elif name.endswith("Id") or attribute.endswith("_id"):
+            elif attribute not in (self.info.pk, self.sk) and (
+                name.endswith("Id") or attribute.endswith("_id")
+            ):
                 evidence += f"; {self.ref_hint(k, attribute)}"
             lines.append((name, field_decl(graphql, name, attribute), evidence))
         k_lines = lines + refs

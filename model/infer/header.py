@@ -109,6 +109,39 @@ class Header(Indexes):
                 return casing, f"keys hold {casing}-cased values ({example}), attributes do not"
         return "", ""
 
+    def key_attribute(self, attribute: str) -> str:
+        """A key attribute as the table declares it: its name, or ``{name, type: N}``."""
+        kind = self.info.key_types.get(attribute, "S")
+        return (
+            yaml_str(attribute) if kind == "S" else f"{{name: {yaml_str(attribute)}, type: {kind}}}"
+        )
+
+    def index_declarations(self) -> list[str]:
+        """``table.indexes``: each index's keys (typed), whether local, what it projects."""
+        if not self.info.indexes:
+            return []
+        out = ["  indexes:"]
+        for name, (h, r) in self.info.indexes.items():
+            keys = f"partitionKey: {self.key_attribute(h)}"
+            keys += f", sortKey: {self.key_attribute(r)}" if r else ""
+            projection = self.info.projections.get(name, "ALL")
+            notes = []
+            if name in self.info.local:
+                keys += ", local: true"
+                notes.append("DescribeTable lists it among LocalSecondaryIndexes")
+            if isinstance(projection, tuple):
+                keys += f", projection: [{', '.join(yaml_str(a) for a in projection)}]"
+                notes.append("it projects these attributes besides the keys (INCLUDE)")
+            elif projection != "ALL":
+                keys += f", projection: {projection}"
+            if name in self.inverted:
+                notes.append("the table's keys swapped: reverse edges")
+            elif not any(self.value_of(row, h) is not None for row in self.rows):
+                notes.append(f"no sampled item carries {h}: its uses are unknown")
+            note = f"  # {'; '.join(notes)}" if notes else ""
+            out.append(f"    {yaml_str(name)}: {{{keys}}}{note}")
+        return out
+
     def header(self, kinds: list[Kind]) -> str:
         total = self.info.item_count
         scope = f"about {total} items" if total else "an unknown number of items"

@@ -105,6 +105,8 @@ class Indexes(Fields):
 
     def index_lines(self, k: Kind, queries: list[str]) -> list[str]:
         out = []
+        if self.bare:
+            queries += self.partition_query(k)
         for index, (pk_t, sk_t, shards, evidence) in self.index_templates(k).items():
             entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")
             entry += f", shards: {shards}" if shards else ""
@@ -118,6 +120,24 @@ class Indexes(Fields):
                 )
         return out
 
+    def partition_query(self, k: Kind) -> list[str]:
+        """A table with a number or binary key: the items of one partition in sort-key order
+        (AWS's CustomerOrders: a customer's orders by OrderId), bounded where the key is a
+        number."""
+        pk_names = Template.compile(k.pk_template).placeholders
+        sk_names = Template.compile(k.sk_template).placeholders
+        key = self.claim("Query", f"{plural(lower_first(k.name))}By{upper_first(pk_names[0])}")
+        between = ", between: [from, to]" if self.bare.get(self.sk) == "N" else ""
+        return [
+            f"  {key}:  # guess: the {k.name} items of one {self.info.pk} partition, in "
+            f"{self.sk} order (the table's own key)",
+            f"    type: {k.name}",
+            f"    partition: {yaml_str(k.pk_template)}",
+            f"    sort: {{template: {yaml_str(k.sk_template)}{between}}}"
+            if len(sk_names) == 1
+            else f"    sort: {{template: {yaml_str(k.sk_template)}}}",
+        ]
+
     def query_for(self, k: Kind, index: str, pk_t: str, sk_t: str | None) -> list[str]:
         placeholders = [p for p in Template.compile(pk_t).placeholders if p != "shard"]
         on = None
@@ -127,6 +147,8 @@ class Indexes(Fields):
             if target:
                 on = target
                 partition = pk_t.replace("{" + placeholders[0] + "}", "{id}")
+        if index in self.info.local and sk_t:  # named after what it sorts by
+            placeholders = list(Template.compile(sk_t).placeholders[:1])
         return self.query_lines(k.name, on, index, partition, sk_t, k, placeholders)
 
     def ref_type_of(self, k: Kind, name: str) -> str | None:

@@ -130,6 +130,9 @@ class Keys(Implicit):
         return rest.split(self.sep) if rest else [""]
 
     def key_templates(self, k: Kind) -> None:
+        if self.bare:
+            self.bare_templates(k)
+            return
         if k.role == "node":
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{id}}"
             ids = k.seen if k.implicit else [r.pk[len(k.pk_prefix) :] for r in k.rows]
@@ -183,6 +186,28 @@ class Keys(Implicit):
         for r, kv in zip(k.rows, known, strict=True):
             parsed = sk.parse(r.sk) or {}
             k.values.append({**kv, **parsed})
+
+    def bare_templates(self, k: Kind) -> None:
+        """Keys of a table with a number or binary key: a bare placeholder over each such key
+        (and over a string key without a prefix), named after the field over its attribute."""
+        names: list[str] = []
+        templates: list[str] = []
+        for attribute, prefix, keys in (
+            (self.info.pk, k.pk_prefix, [r.pk for r in k.rows]),
+            (self.sk, k.sk_prefix, [r.sk for r in k.rows]),
+        ):
+            if attribute in self.bare or not prefix:
+                name = self.field_name(attribute)
+            else:
+                found = self._attribute(k, [x[len(prefix) :] for x in keys], set(names))
+                fallback = lower_first(type_name(prefix.rstrip(SEPARATOR_CHARS))) + "Id"
+                name = found if found and ":" not in found else fallback
+            names.append(name)
+            templates.append(prefix + "{" + name + "}")
+        k.pk_template, k.sk_template = templates
+        k.link = names[0]
+        pk_t, sk_t = (Template.compile(t) for t in templates)
+        k.values = [{**(pk_t.parse(r.pk) or {}), **(sk_t.parse(r.sk) or {})} for r in k.rows]
 
     def electro_templates(self, k: Kind) -> bool:
         """ElectroDB's keys: each ``#name_value`` segment a placeholder (see ``libraries``)."""

@@ -124,8 +124,8 @@ class Renderer(Header):
         table = [
             "table:",
             f"  name: {yaml_str(self.info.name)}",
-            f"  partitionKey: {yaml_str(self.info.pk)}",
-            f"  sortKey: {yaml_str(self.sk)}",
+            f"  partitionKey: {self.key_attribute(self.info.pk)}",
+            f"  sortKey: {self.key_attribute(self.sk)}",
         ]
         if self.type_attribute:
             table.append(
@@ -176,20 +176,7 @@ class Renderer(Header):
                 edges_out += self.edge_block(k, queries_out)
         for name, index, pk_t, types in self.collections(kinds):
             queries_out += self.union_lines(name, index, pk_t, types)
-        if self.info.indexes:
-            table.append("  indexes:")
-            for name, (h, r) in self.info.indexes.items():
-                keys = f"partitionKey: {yaml_str(h)}" + (f", sortKey: {yaml_str(r)}" if r else "")
-                projection = self.info.projections.get(name, "ALL")
-                notes = []
-                if projection != "ALL":
-                    notes.append(f"projection {projection}: Edgewise reads whole items")
-                if name in self.inverted:
-                    notes.append("the table's keys swapped: reverse edges")
-                elif not any(self.value_of(row, h) is not None for row in self.rows):
-                    notes.append(f"no sampled item carries {h}: its uses are unknown")
-                note = f"  # {'; '.join(notes)}" if notes else ""
-                table.append(f"    {yaml_str(name)}: {{{keys}}}{note}")
+        table += self.index_declarations()
         out += table
         if self.enums:
             w("enums:")

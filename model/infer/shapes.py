@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from ..types import RECORD_PREFIX
@@ -27,6 +30,7 @@ from .values import (
     Row,
     attribute_value,
     gql_name,
+    key_text,
     label_name,
     n_items,
     type_name,
@@ -43,6 +47,24 @@ def separator_of(rows: Sequence[Row]) -> str:
 
     best = max(SEPARATORS, key=score)
     return best if score(best) else "#"
+
+
+def key_of(item: Mapping[str, Any], attribute: str, types: Mapping[str, str]) -> str | None:
+    """A key attribute's value as text: a string as is, a number as written in a key, binary
+    as base64; None when the item's value is not of the table's declared type."""
+    kind = types.get(attribute, "S")
+    value = item.get(attribute, {}).get(kind)
+    if value is None:
+        return None
+    if kind == "N":
+        return key_text("N", Decimal(value))
+    if kind == "B":
+        try:
+            raw = value if isinstance(value, bytes) else base64.b64decode(value, validate=True)
+        except binascii.Error:
+            return None
+        return base64.b64encode(raw).decode()
+    return str(value)
 
 
 def key_prefix(key: str, sep: str) -> str:
@@ -109,19 +131,12 @@ class Shapes:
                 f"table {info.name!r} has no sort key: Edgewise models an adjacency list, whose "
                 "items have a partition key and a sort key"
             )
-        for attribute in (info.pk, info.sk):
-            kind = info.key_types.get(attribute, "S")
-            if kind != "S":
-                word = {"N": "a number (N)", "B": "binary (B)"}.get(kind, kind)
-                seen = [str(next(iter(i[attribute].values()))) for i in raw[:3] if attribute in i]
-                example = f" (sampled: {', '.join(seen)})" if seen else ""
-                raise InferError(
-                    f"the key attribute {attribute!r} of table {info.name!r} is {word}{example}: "
-                    "Edgewise keys are strings built from templates such as 'ORDER#{id}', so this "
-                    "table cannot be drafted yet; a template over an N or B key is one bare "
-                    f"placeholder once the format can declare `{{name: {attribute}, type: {kind}}}`"
-                    " keys"
-                )
+        # number (N) and binary (B) key attributes: a template over one is a bare placeholder
+        self.bare = {
+            a: info.key_types.get(a, "S")
+            for a in (info.pk, info.sk)
+            if info.key_types.get(a, "S") != "S"
+        }
         if not raw:
             raise InferError(
                 f"table {info.name!r} is empty: there is nothing to infer a model from; load "
@@ -135,18 +150,31 @@ class Shapes:
         self.read_count = len(raw)
         skipped = 0
         for n, item in enumerate(raw):
-            pk, sk = item.get(info.pk, {}).get("S"), item.get(info.sk, {}).get("S")
+            pk, sk = key_of(item, info.pk, info.key_types), key_of(item, info.sk, info.key_types)
             if pk is None or sk is None:
                 skipped += 1
                 continue
             attrs = {k: attribute_value(v) for k, v in item.items() if k not in (info.pk, info.sk)}
             attrs = {k: v for k, v in attrs.items() if v[0] != "NULL"}
+            if self.bare:  # a bare key's value is a field of its own (`orderId: Int!`)
+                attrs |= {a: attribute_value(item[a]) for a in (info.pk, info.sk)}
             self.rows.append(Row(pk, sk, attrs, facets[n] if facets is not None else None))
         if skipped:
-            self.notes.append(f"{skipped} sampled items without string keys were skipped")
+            self.notes.append(
+                f"{skipped} sampled items without keys of the table's types were skipped"
+            )
         self.sep = separator_of(self.rows)
         self.library = library_of(self.rows)
-        self.index_attrs = {a for keys in info.indexes.values() for a in keys if a}
+        for r in self.rows if self.bare else []:  # a string key with a prefix is no field
+            for attribute, key in ((info.pk, r.pk), (info.sk, r.sk)):
+                if attribute not in self.bare and self.prefix(key):
+                    del r.attrs[attribute]
+        self.index_attrs = {  # written from templates; a number or binary one is a field
+            a
+            for keys in info.indexes.values()
+            for a in keys
+            if a and a not in (info.pk, info.sk) and info.key_types.get(a, "S") == "S"
+        }
         self.inverted = [
             name for name, (h, r) in info.indexes.items() if h == info.sk and r == info.pk
         ]
@@ -156,9 +184,14 @@ class Shapes:
     def shapes(self) -> dict[tuple[str, str, bool], list[Row]]:
         out: dict[tuple[str, str, bool], list[Row]] = {}
         for r in self.rows:
-            key = (self.prefix(r.pk), self.prefix(r.sk), r.pk == r.sk)
+            key = (*self.prefixes(r), r.pk == r.sk)
             out.setdefault(key, []).append(r)
         return out
+
+    def prefixes(self, r: Row) -> tuple[str, str]:
+        """The literal prefixes of an item's keys (none for a number or binary key)."""
+        pk = "" if self.info.pk in self.bare else self.prefix(r.pk)
+        return pk, "" if self.sk in self.bare else self.prefix(r.sk)
 
     def prefix(self, key: str) -> str:
         """The literal prefix items are grouped by (``ORDER#``, ElectroDB's ``$app#employee_``):
@@ -231,13 +264,18 @@ class Shapes:
                 if attribute and attribute in r.attrs and r.attrs[attribute][0] == "S":
                     tag = str(r.attrs[attribute][1])
                     break
-            key = (tag, self.prefix(r.pk), self.prefix(r.sk), r.pk == r.sk)
+            key = (tag, *self.prefixes(r), r.pk == r.sk)
             kinds.setdefault(key, Kind(*key, rows=[])).rows.append(r)
         return sorted(kinds.values(), key=lambda k: (not k.same, -k.count))
 
     # -- classification --
 
     def classify(self, kinds: list[Kind]) -> None:
+        if self.bare:  # a number or binary key: no prefix tells nodes, children or edges apart
+            for k in kinds:
+                k.role = "keyed"
+            self.name_kinds(kinds)
+            return
         nodes: dict[str, Kind] = {}
         for k in kinds:
             if k.same and (k.pk_prefix or len(kinds) == 1 or self.type_attribute):
@@ -362,12 +400,17 @@ class Shapes:
                 base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix)
             else:
                 prefix = (k.sk_prefix if k.role != "node" else k.pk_prefix).rstrip(SEPARATOR_CHARS)
-                base = type_name(prefix or "Item")
+                base = type_name(prefix or (self.singular_table() if self.bare else "Item"))
             name, n = base, 2
             while name in taken:
                 name, n = f"{base}{n}", n + 1
             taken.add(name)
             k.name = name
+
+    def singular_table(self) -> str:
+        """The table's name as one item's (``customer-orders`` → ``customer-order``)."""
+        name = self.info.name
+        return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
 
     def between_partitions(self, k: Kind, kinds: list[Kind]) -> bool:
         """A keyed kind whose pk and sk prefixes are both never an item's own key (pk = sk): its

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from model import Model
-from tests.models.team_tables import global_id
+from tests.models.team_tables import global_id, key_text
 
 __all__ = ["Listing", "listings"]
 
@@ -33,7 +33,7 @@ class Listing:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
+    return key_text(value)
 
 
 class _Items:

@@ -30,6 +30,7 @@ __all__ = [
     "draft",
     "expected",
     "global_id",
+    "key_text",
     "lookups",
     "served",
     "served_nodes",
@@ -58,11 +59,17 @@ def write_table(
     keys: tuple[str, str] = ("PK", "SK"),
     indexes: Sequence[Index] = (),
     types: Mapping[str, str] | None = None,
+    local: Sequence[tuple[str, str, Sequence[str]]] = (),
 ) -> None:
-    """CreateTable (on demand; ``types``: attribute types other than S) and the items, as a
+    """CreateTable (on demand; ``types``: attribute types other than S; ``local``: local
+    indexes as (name, sort key, attributes projected besides the keys)) and the items, as a
     team's own code would write them."""
     types = types or {}
-    attributes = {*keys, *(a for _, h, r in indexes for a in (h, r) if a)}
+    attributes = {
+        *keys,
+        *(a for _, h, r in indexes for a in (h, r) if a),
+        *(r for _, r, _ in local),
+    }
 
     def schema(hash_key: str, range_key: str | None) -> list[dict[str, str]]:
         out = [{"AttributeName": hash_key, "KeyType": "HASH"}]
@@ -80,6 +87,17 @@ def write_table(
         params["GlobalSecondaryIndexes"] = [
             {"IndexName": n, "KeySchema": schema(h, r), "Projection": {"ProjectionType": "ALL"}}
             for n, h, r in indexes
+        ]
+    if local:
+        params["LocalSecondaryIndexes"] = [
+            {
+                "IndexName": n,
+                "KeySchema": schema(keys[0], r),
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(projected)}
+                if projected
+                else {"ProjectionType": "ALL"},
+            }
+            for n, r, projected in local
         ]
     client = _client(url)
     try:
@@ -121,7 +139,7 @@ def lookups(model: Model, items: Iterable[Mapping[str, Any]]) -> dict[str, tuple
     key templates (and type value) fit, and that item."""
     out: dict[str, tuple[str, Item]] = {}
     for item in items:
-        pk, sk = str(item[model.partition_key]), str(item[model.sort_key])
+        pk, sk = key_text(item[model.partition_key]), key_text(item[model.sort_key])
         for name, node in model.types.items():
             if name in out or not node.node:
                 continue
@@ -139,8 +157,18 @@ def lookups(model: Model, items: Iterable[Mapping[str, Any]]) -> dict[str, tuple
     return out
 
 
+def key_text(value: Any) -> str:
+    """A key attribute's value as Edgewise's templates hold it: binary as base64."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return str(value)
+
+
 def _stored(value: Any) -> Any:
-    """An attribute as GraphQL answers it (numbers as numbers, sets as lists)."""
+    """An attribute as GraphQL answers it (numbers as numbers, sets as lists, bytes as
+    base64)."""
+    if isinstance(value, bytes):
+        return key_text(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, set):
@@ -232,8 +260,8 @@ def expected(model: Model, ids: Mapping[str, tuple[str, Item]]) -> dict[str, Any
     for name, (gid, item) in ids.items():
         node = model.types[name]
         keyed = {
-            **(node.pk.parse(str(item[model.partition_key])) or {}),
-            **(node.sk.parse(str(item[model.sort_key])) or {}),
+            **(node.pk.parse(key_text(item[model.partition_key])) or {}),
+            **(node.sk.parse(key_text(item[model.sort_key])) or {}),
         }
         answer: dict[str, Any] = {"__typename": name, "id": gid}
         for field, attribute in _scalars(model, name).items():

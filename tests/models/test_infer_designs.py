@@ -149,6 +149,50 @@ def _students() -> list[dict[str, Any]]:
     ]
 
 
+def _customer_orders() -> list[dict[str, Any]]:
+    """AWS's CustomerOrders: a string partition key (`Maria Anders`), a number sort key, and a
+    local index on a number creation date projecting two attributes."""
+    return [
+        {
+            "CustomerId": customer,
+            "OrderId": n,
+            "OrderCreationDate": date,
+            "ProductName": f"p{n}",
+            "ProductCategory": "c",
+            "total": Decimal(n) / 10,
+        }
+        for customer, n, date in [
+            ("Maria Anders", 5, 20200105),
+            ("Maria Anders", 9, 20190301),
+            ("Maria Anders", 10, 20210707),
+            ("Maria Anders", 55779, 20200520),
+            ("Ana Trujillo", 7, 20200101),
+        ]
+    ]
+
+
+def _blobs() -> list[dict[str, Any]]:
+    """A binary sort key: content digests per owner."""
+    return [
+        {"owner": o, "digest": bytes([b, 7]), "size": b}
+        for o, b in [("ann", 1), ("ann", 200), ("bo", 3)]
+    ]
+
+
+FIXTURES: dict[
+    str, Any
+] = {  # for drafting these tables by hand: name -> (items, keys, indexes, types, local)
+    "orders": (
+        _customer_orders,
+        ("CustomerId", "OrderId"),
+        {"byDate": ("CustomerId", "OrderCreationDate")},
+        {"OrderId": "N", "OrderCreationDate": "N"},
+        {"byDate"},
+    ),
+    "blobs": (_blobs, ("owner", "digest"), {}, {"digest": "B"}),
+}
+
+
 def _round_trip(
     dynamodb: EmbeddedDynamoDB,
     tmp_path: Path,
@@ -156,10 +200,12 @@ def _round_trip(
     items: list[dict[str, Any]],
     keys: tuple[str, str] = ("PK", "SK"),
     indexes: tuple[Index, ...] = (),
+    types: dict[str, str] | None = None,
+    local: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
 ) -> tuple[str, set[str], dict[str, Any]]:
     """The draft's text, its type names, and each type's node(id:) answer."""
     dynamodb.reset()
-    write_table(dynamodb.url, name, items, keys, indexes)
+    write_table(dynamodb.url, name, items, keys, indexes, types, local)
     path, text = draft(dynamodb, name, tmp_path)
     model = load_model(str(path))
     ids = lookups(model, items)
@@ -335,3 +381,36 @@ def test_a_partitions_own_item_under_a_metadata_sort_key(
     assert 'key: {pk: "ORG#{orgName}", sk: "METADATA#{orgName}"}' in text
     assert '# the item of its "ORG#…" partition' in text
     assert 'GSI1: {pk: "ORG#{orgId}#USER#{id}", sk: "USER#{id}"}' in text
+
+
+def test_a_number_sort_key_and_a_local_index(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    text, types, _ = _round_trip(
+        dynamodb,
+        tmp_path,
+        "customer-orders",
+        _customer_orders(),
+        ("CustomerId", "OrderId"),
+        types={"OrderId": "N", "OrderCreationDate": "N"},
+        local=(("byDate", "OrderCreationDate", ("ProductCategory", "ProductName")),),
+    )
+    assert types == {"CustomerOrder"}  # 1 of 1
+    assert "  sortKey: {name: OrderId, type: N}\n" in text
+    assert (
+        "    byDate: {partitionKey: CustomerId, sortKey: {name: OrderCreationDate, type: N}, "
+        "local: true, projection: [ProductCategory, ProductName]}" in text
+    )
+    assert 'key: {pk: "{customerId}", sk: "{orderId}"}' in text
+    assert "orderId: {type: Int!, attribute: OrderId}" in text
+    assert "customerId: {type: String!, attribute: CustomerId}" in text
+    assert 'sort: {template: "{orderId}", between: [from, to]}' in text
+    assert 'index: byDate\n    partition: "{customerId}"\n' in text
+
+
+def test_a_binary_sort_key(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "blobs", _blobs(), ("owner", "digest"), types={"digest": "B"}
+    )
+    assert types == {"Blob"}  # 1 of 1
+    assert "  sortKey: {name: digest, type: B}\n" in text
+    assert 'key: {pk: "{owner}", sk: "{digest}"}' in text
+    assert "digest: String!  # on all 3 items, a binary key: base64 in GraphQL" in text
