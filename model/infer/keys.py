@@ -138,6 +138,8 @@ class Keys(Implicit):
             ids = k.seen if k.implicit else [r.pk[len(k.pk_prefix) :] for r in k.rows]
             name = self.id_name(k, ids)
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{{name}}}"
+            if k.constant:
+                k.sk_template = k.constant
             k.values = [{name: i} for i in ids]
             return
         if k.role == "edge":

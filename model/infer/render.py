@@ -218,7 +218,7 @@ class Renderer(Header):
             out += self.implicit_lines(k, kinds)
         for note in k.notes:
             out.append(f"    # {note}")
-        if k.role == "node" and k.pk_template.endswith("{id}"):  # one template: the global id
+        if k.role == "node" and k.pk_template.endswith("{id}") and not k.constant:  # the global id
             out.append(f"    key: {yaml_str(k.pk_template)}")
         else:
             out.append(f"    key: {{pk: {yaml_str(k.pk_template)}, sk: {yaml_str(k.sk_template)}}}")

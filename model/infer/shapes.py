@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import binascii
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -37,6 +38,9 @@ from .values import (
 )
 
 __all__ = ["Kind", "Shapes", "key_prefix", "separator_of"]
+
+NAMED_ID = re.compile(r"^([A-Za-z]*[a-z])(?:ID|Id)[#|/:\-_]$")  # a prefix naming an id: orderID#
+CONSTANT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a constant sort key (``ORDER``, ``METADATA``)
 
 # ---- key shapes ------------------------------------------------------------------------------
 
@@ -93,6 +97,7 @@ class Kind:
     notes: list[str] = field(default_factory=list)
     owner: str = ""  # a claim's attribute holding its node's key
     own: bool = False  # a keyed kind whose sk repeats its partition's value: the partition's item
+    constant: str = ""  # a node's constant sort key (``ORDER``)
     implicit: bool = False  # a node with no item of its own: its keys appear in other items'
     label: str = ""  # an implicit node's name
     seen: list[str] = field(default_factory=list)  # an implicit node's ids seen in keys
@@ -281,6 +286,10 @@ class Shapes:
             if k.same and (k.pk_prefix or len(kinds) == 1 or self.type_attribute):
                 k.role = "node"
                 nodes.setdefault(k.pk_prefix, k)
+        for k in kinds:
+            if not k.role and self.constant_sort_key(k, kinds):
+                k.role = "node"
+                nodes.setdefault(k.pk_prefix, k)
         # a node whose ids fall outside the id alphabet gets a composite key, which today's
         # format allows neither as a parent nor as an edge's end
         plain = {p: n for p, n in nodes.items() if all(ID.match(r.pk[len(p) :]) for r in n.rows)}
@@ -289,6 +298,7 @@ class Shapes:
                 continue
             parent = plain.get(k.pk_prefix) if k.pk_prefix else None
             target = plain.get(k.sk_prefix) if k.sk_prefix else None
+            target = None if target is not None and target.constant else target
             if k.pk_prefix in nodes and parent is None:
                 k.notes.append(
                     f'under "{k.pk_prefix}…" items whose ids fall outside the id alphabet: a '
@@ -330,6 +340,24 @@ class Shapes:
             )
         self.claims(kinds)
         self.name_kinds(kinds)
+
+    def constant_sort_key(self, k: Kind, kinds: list[Kind]) -> bool:
+        """A node whose sort key is one constant word (``orderID#10248`` / ``ORDER``): still
+        one placeholder, so a parent and a ref target."""
+        if k.same or not k.pk_prefix or k.sk_prefix or self.library is not None:
+            return False
+        constants = {r.sk for r in k.rows}
+        if len(constants) != 1 or any(c.same and c.pk_prefix == k.pk_prefix for c in kinds):
+            return False
+        (constant,) = constants
+        if not CONSTANT.match(constant) or len({r.pk for r in k.rows}) != k.count:
+            return False
+        k.constant = constant
+        k.notes.append(
+            f"every item of this shape has the sort key {constant!r}, one per partition: the "
+            "partition's own item"
+        )
+        return True
 
     def _label_of(self, k: Kind) -> str | None:
         if self.label_attribute and k.rows and self.label_attribute in k.rows[0].attrs:
@@ -375,7 +403,7 @@ class Shapes:
 
     def name_kinds(self, kinds: list[Kind]) -> None:
         taken: set[str] = set()
-        for k in kinds:
+        for k in sorted(kinds, key=lambda k: k.role != "node"):  # parents named first
             if k.role in ("claim", "unexplained"):
                 continue
             if k.role == "edge":
@@ -398,6 +426,11 @@ class Shapes:
                 base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS))
             elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
                 base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix)
+            elif k.role == "node" and (named := NAMED_ID.match(k.pk_prefix)):  # customerID#
+                base = type_name(named.group(1))
+            elif k.parent is not None and (named := NAMED_ID.match(k.sk_prefix)):  # productID#
+                base = type_name(named.group(1))
+                base = k.parent.name + base if base in taken else base  # OrderProduct
             else:
                 prefix = (k.sk_prefix if k.role != "node" else k.pk_prefix).rstrip(SEPARATOR_CHARS)
                 base = type_name(prefix or (self.singular_table() if self.bare else "Item"))

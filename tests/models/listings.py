@@ -151,6 +151,40 @@ def _edges(found: _Items) -> list[Listing]:
     return out
 
 
+def _refs(found: _Items) -> list[Listing]:
+    """Every reference whose target has one template: one id, a whole key, or a list of ids."""
+    out = []
+    for name, node in found.model.types.items():
+        for field in node.fields.values():
+            if field.kind != "ref" or field.link or field.target is None:
+                continue
+            target = found.model.types[field.target]
+            source = node.fields[field.source] if field.source else None
+            if source is None or not target.single:
+                continue
+            for item in (i for i in found.items if found.type_of(i) == name):
+                stored = item.get(source.attribute)
+                values = stored if isinstance(stored, (list, set)) else [stored]
+                keys = [
+                    _text(v) if field.holds_key else target.pk.format({target.key_fields[0]: v})
+                    for v in values
+                    if v is not None
+                ]
+                pk, sk = found.keys(item)
+                out.append(
+                    Listing(
+                        f"{name}.{field.name} of {pk} {sk}",
+                        f"query($id: ID!) {{ node(id: $id) {{ ... on {name} "
+                        f"{{ {field.name} {{ id }} }} }} }}",
+                        {"id": found.gid(name, pk, sk)},
+                        ("node", field.name),
+                        [found.gid(field.target, k, k) for k in keys],
+                        one=True,
+                    )
+                )
+    return out
+
+
 def _argument(value: str, type_name: str) -> str:
     if type_name in ("Int", "Float"):
         return value
@@ -200,7 +234,7 @@ def _queries(found: _Items) -> list[Listing]:
 def listings(model: Model, items: Iterable[Mapping[str, Any]]) -> list[Listing]:
     """Every listing of the draft with the ids the items say it answers."""
     found = _Items(model, items)
-    return _children(found) + _edges(found) + _queries(found)
+    return _children(found) + _edges(found) + _queries(found) + _refs(found)
 
 
 def answered(listing: Listing, body: Mapping[str, Any]) -> tuple[list[str], int | None] | Any:
@@ -210,8 +244,9 @@ def answered(listing: Listing, body: Mapping[str, Any]) -> tuple[list[str], int 
     node: Any = body["data"]
     for step in listing.path:
         node = node.get(step) if isinstance(node, dict) else None
-    if listing.one:
-        return sorted([node["id"]] if node else []), None
+    if listing.one:  # one node, or a list of nodes (a reference over a list)
+        nodes = node if isinstance(node, list) else [node] if node else []
+        return sorted(n["id"] for n in nodes), None
     ids = sorted(e["node"]["id"] for e in node["edges"])
     return ids, node["totalCount"]
 

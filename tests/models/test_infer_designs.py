@@ -179,18 +179,38 @@ def _blobs() -> list[dict[str, Any]]:
     ]
 
 
-FIXTURES: dict[
-    str, Any
-] = {  # for drafting these tables by hand: name -> (items, keys, indexes, types, local)
-    "orders": (
-        _customer_orders,
-        ("CustomerId", "OrderId"),
-        {"byDate": ("CustomerId", "OrderCreationDate")},
-        {"OrderId": "N", "OrderCreationDate": "N"},
-        {"byDate"},
-    ),
-    "blobs": (_blobs, ("owner", "digest"), {}, {"digest": "B"}),
-}
+def _northwind() -> list[dict[str, Any]]:
+    """References as teams store them: an order's item under a constant sort key (`ORDER`)
+    holding its customer's whole key (`customerID#VINET`), its lines in its partition, each
+    with a product id, and groups holding lists of product ids."""
+    items: list[dict[str, Any]] = [
+        {"PK": f"PRODUCT#p{n}", "SK": f"PRODUCT#p{n}", "productName": f"Widget {n}"}
+        for n in (1, 2, 3)
+    ]
+    for c, name in (("VINET", "Vins et alcools"), ("TOMSP", "Toms Spezialitäten")):
+        items.append({"PK": f"customerID#{c}", "SK": f"customerID#{c}", "companyName": name})
+    for order, customer, lines in (
+        ("10248", "VINET", ("p1", "p3")),
+        ("10249", "TOMSP", ("p2",)),
+        ("10250", "VINET", ("p1", "p2", "p3")),
+    ):
+        items.append(
+            {"PK": f"orderID#{order}", "SK": "ORDER", "customerID": f"customerID#{customer}"}
+        )
+        for n, product in enumerate(lines):
+            items.append(
+                {
+                    "PK": f"orderID#{order}",
+                    "SK": f"productID#{product}",
+                    "productId": product,
+                    "quantity": n + 1,
+                }
+            )
+    items += [
+        {"PK": "GROUP#g1", "SK": "GROUP#g1", "Subscriptions": ["p2", "p1"]},
+        {"PK": "GROUP#g2", "SK": "GROUP#g2", "Subscriptions": ["p3"]},
+    ]
+    return items
 
 
 def _round_trip(
@@ -414,3 +434,18 @@ def test_a_binary_sort_key(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
     assert "  sortKey: {name: digest, type: B}\n" in text
     assert 'key: {pk: "{owner}", sk: "{digest}"}' in text
     assert "digest: String!  # on all 3 items, a binary key: base64 in GraphQL" in text
+
+
+def test_a_constant_sort_key_parent_and_references_as_teams_store_them(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "northwind", _northwind())
+    assert types == {"Product", "Customer", "Group", "Order", "OrderProduct"}  # 5 of 5
+    # the order's own item under the constant sort key ORDER: a parent of its lines
+    assert 'key: {pk: "orderID#{id}", sk: ORDER}' in text
+    assert "every item of this shape has the sort key 'ORDER', one per partition" in text
+    assert "parent: {type: Order, field: order, collection: orderProducts" in text
+    # customerID holds the customer's whole key; Subscriptions a list of product ids
+    assert "customer: {type: Customer, ref: {field: customerID, holds: key}}" in text
+    assert 'products: {type: "[Product!]!", ref: subscriptions}' in text
+    assert "product: {type: Product, ref: productId}" in text
