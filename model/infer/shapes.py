@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import base64
-import re
 import binascii
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
