@@ -11,7 +11,18 @@ from ..compile import lower_first, upper_first
 from .keys import Keys
 from .shapes import Kind
 from .table import TableInfo
-from .values import DATE, DATETIME, MAX_ENUM, UPPER, field_decl, gql_name, n_items, plural
+from .values import (
+    DATE,
+    DATETIME,
+    MAX_ENUM,
+    UPPER,
+    WORDS,
+    enum_value,
+    field_decl,
+    gql_name,
+    n_items,
+    plural,
+)
 
 __all__ = ["Fields"]
 
@@ -63,6 +74,21 @@ class Fields(Keys):
             ):
                 enum = self.enum(owner + upper_first(gql_name(attribute)), distinct)
                 return enum + bang, f"{presence}, {len(distinct)} distinct values: an enum"
+            keyed = bool(k.values) and self.field_name(attribute) in k.values[0]
+            if (
+                2 <= len(distinct) <= MAX_ENUM
+                and n >= 2 * len(distinct)
+                and not keyed  # values in keys are ids
+                and not set(distinct) & self.key_values
+                and not re.search(r"(?i)(id|name)$", attribute)
+                and all(WORDS.match(t) for t in distinct)
+                and len({enum_value(t) for t in distinct}) == len(distinct)
+            ):
+                enum = self.enum(owner + upper_first(gql_name(attribute)), distinct)
+                return enum + bang, (
+                    f"{presence}, {len(distinct)} distinct values: an enum whose GraphQL values "
+                    "map to the strings stored"
+                )
             return "String" + bang, presence
         if kind == "N":
             numbers = [Decimal(v[1]) for v in values]

@@ -32,6 +32,7 @@ class Keys(Implicit):
             for k in kinds
             if k.role == "node" and k.values and "id" in k.values[0]  # a ref needs one {id}
         }
+        self.key_values = {v for k in kinds for values in k.values for v in values.values()}
         self.whole_keys = {  # a ref that holds a key needs one template
             k.name: {r.pk for r in k.rows}
             for k in kinds

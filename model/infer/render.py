@@ -15,6 +15,8 @@ from .shapes import Kind
 from .table import Draft, InferError, TableInfo
 from .values import (
     SEPARATOR_CHARS,
+    UPPER,
+    enum_value,
     field_decl,
     first_placeholder,
     gql_name,
@@ -181,7 +183,13 @@ class Renderer(Header):
         if self.enums:
             w("enums:")
             for name, values in self.enums.items():
-                w(f"  {name}: [{', '.join(values)}]  # guess: {self.enum_evidence[name]}")
+                if all(UPPER.match(v) for v in values):
+                    listed = f"[{', '.join(values)}]"
+                else:  # GraphQL value: the string stored
+                    listed = (
+                        "{" + ", ".join(f"{enum_value(v)}: {yaml_str(v)}" for v in values) + "}"
+                    )
+                w(f"  {name}: {listed}  # guess: {self.enum_evidence[name]}")
         w("types:")
         out += types_out
         if edges_out:

@@ -266,6 +266,8 @@ def expected(model: Model, ids: Mapping[str, tuple[str, Item]]) -> dict[str, Any
         answer: dict[str, Any] = {"__typename": name, "id": gid}
         for field, attribute in _scalars(model, name).items():
             value = item[attribute] if attribute in item else keyed.get(field)
+            enum = model.enums.get(node.fields[field].type.name, {})
+            value = next((g for g, s in enum.items() if s == value), value)  # its GraphQL value
             answer[field] = _stored(value)
         out[name] = _times(model, name, answer)
     return out

@@ -79,6 +79,7 @@ def _electrodb() -> list[dict[str, Any]]:
                 "project": p,
                 "employee": e,
                 "points": Decimal(3),
+                "status": "in-progress" if t in ("t1", "t4") else "open",
                 "gsi1pk": f"$taskapp#project_{p}",
                 "gsi1sk": f"$task_1#task_{t}",
                 "__edb_e__": "task",
@@ -278,6 +279,9 @@ def test_an_electrodb_table_is_drafted_in_its_own_terms(
     assert 'gsi1: {pk: "$taskapp#project_{project}", sk: "$task_1#task_{task}"}' in text
     assert "keyCasing: lower  # guess: keys hold lower-cased values (" in text
     assert "edbV" not in text
+    # few lower-case values: an enum mapping GraphQL values to the strings stored
+    assert '  TaskStatus: {IN_PROGRESS: "in-progress", OPEN: open}  # guess: 2 values' in text
+    assert "status: TaskStatus!  # on all 4 items, 2 distinct values: an enum whose" in text
     assert "# Collection 'workplaces': Employee, Office share gsi1's partition" in text
     # the collection: one query of the union of its entities
     assert "  workplaces:  # guess: ElectroDB's collection 'workplaces'" in text
