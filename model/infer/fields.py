@@ -205,7 +205,8 @@ class Fields(Keys):
         return "no sampled type has these ids: the sample may be too small to see a relation"
 
     def placeholder_type(self, k: Kind, name: str) -> str:
-        for field_name, declaration, _ in self.field_lines.get(k.name, []):
+        declared = self.field_lines.get(k.name, []) + self.overloaded.get(k.name, [])
+        for field_name, declaration, _ in declared:
             if field_name == name:
                 match = re.search(r"(?:type: )?\"?\[?([A-Za-z]+)", declaration)
                 return match.group(1) if match else ""

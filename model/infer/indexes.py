@@ -14,6 +14,16 @@ from .values import Row, field_decl, gql_name, n_items, plural, yaml_str
 __all__ = ["Indexes"]
 
 
+# the field an overloaded attribute holds, by its kind of value (AWS's `Data`: a name, a date)
+MEANINGS = {
+    "String": "name",
+    "Date": "date",
+    "DateTime": "time",
+    "Int": "number",
+    "Float": "amount",
+}
+
+
 class Indexes(Fields):
     # -- indexes and access patterns --
 
@@ -41,6 +51,10 @@ class Indexes(Fields):
             for attribute in (h, r):
                 if attribute is None:
                     templates.append(None)
+                    continue
+                own = {self.info.pk: k.pk_template, self.sk: k.sk_template}.get(attribute)
+                if own and k.role != "edge":  # an index keyed on the table's own key
+                    templates.append(own)
                     continue
                 values = [self.value_of(row, attribute) or "" for row in rows]
                 if self.library is not None and self.library.name == ELECTRODB:
@@ -95,10 +109,12 @@ class Indexes(Fields):
         typed = self.scalar(k, attribute, k.name)
         if typed is None:
             return None
-        name = self.claim(k.name, gql_name(attribute))
+        meaning = MEANINGS.get(typed[0].rstrip("!"))
+        name = self.claim(k.name, meaning or gql_name(attribute))
         comment = (
             f"{typed[1]}; overloaded: {attribute} ({index}'s key) holds this type's own value, "
-            "read back into this field: rename it"
+            "no other attribute holds it: "
+            + (f"named after its kind of value ({meaning})" if meaning else "rename it")
         )
         known.append((name, field_decl(typed[0], name, attribute), comment))
         return ["{" + name + "}"]

@@ -24,7 +24,7 @@ class Keys(Implicit):
         kinds = self.kinds()
         self.classify(kinds)
         self.all_kinds = kinds
-        for k in kinds:
+        for k in sorted(kinds, key=lambda k: not k.own):  # partition items first
             if k.role in ("node", "child", "keyed", "edge"):
                 self.key_templates(k)
         self.ids = {
@@ -155,9 +155,13 @@ class Keys(Implicit):
             return
         if self.electro_templates(k):
             return
-        pk_rest = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+        owner = self.partition_owner(k)
+        word = owner.literal if owner is not None else ""  # HR-EMPLOYEE1: EMPLOYEE
+        pk_rest = [r.pk[len(k.pk_prefix) + len(word) :] for r in k.rows]
         if k.parent is not None:
             fallback = lower_first(k.parent.name) + "Id"
+        elif owner is not None and owner.literal:
+            fallback = lower_first(owner.name) + "Id"
         else:
             fallback = (
                 lower_first(type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS) or "partition")) + "Id"
@@ -165,10 +169,16 @@ class Keys(Implicit):
         link = self._attribute(k, pk_rest, set())
         link = link if link and ":" not in link and link != "id" else fallback
         k.link = link
-        k.pk_template = f"{k.pk_prefix}{{{link}}}"
+        k.pk_template = f"{k.pk_prefix}{word}{{{link}}}"
         if k.own:  # the sort key repeats the partition's value
-            k.sk_template = f"{k.sk_prefix}{{{link}}}"
+            k.sk_template = f"{k.sk_prefix}{word}{{{link}}}"
             k.values = [{link: p} for p in pk_rest]
+            return
+        constants = {r.sk for r in k.rows}
+        if len(constants) == 1 and k.count > 1 and len(set(pk_rest)) == k.count:
+            k.sk_template = constants.pop()  # one per partition: HR_confidential
+            k.values = [{link: p} for p in pk_rest]
+            k.notes.append(f"one item per partition, all with the sort key {k.sk_template!r}")
             return
         segments = [self.split(r.sk, k.sk_prefix) for r in k.rows]
         known = [{link: p} for p in pk_rest]
@@ -211,6 +221,16 @@ class Keys(Implicit):
         k.link = names[0]
         pk_t, sk_t = (Template.compile(t) for t in templates)
         k.values = [{**(pk_t.parse(r.pk) or {}), **(sk_t.parse(r.sk) or {})} for r in k.rows]
+
+    def partition_owner(self, k: Kind) -> Kind | None:
+        """The partition's own item of a kind's partitions (``HR-EMPLOYEE1`` / ``EMPLOYEE1``),
+        when it starts with a word: the kind's pk then starts with that word too."""
+        for c in self.all_kinds:
+            if c.own and c.literal and c.pk_prefix == k.pk_prefix:
+                words = (r.pk[len(k.pk_prefix) :] for r in k.rows)
+                if all(w.startswith(c.literal) and len(w) > len(c.literal) for w in words):
+                    return c
+        return None
 
     def electro_templates(self, k: Kind) -> bool:
         """ElectroDB's keys: each ``#name_value`` segment a placeholder (see ``libraries``)."""

@@ -40,6 +40,7 @@ from .values import (
 __all__ = ["Kind", "Shapes", "key_prefix", "separator_of"]
 
 NAMED_ID = re.compile(r"^([A-Za-z]*[a-z])(?:ID|Id)[#|/:\-_]$")  # a prefix naming an id: orderID#
+WORD_ID = re.compile(r"^([A-Za-z]+)[0-9][A-Za-z0-9]*$")  # EMPLOYEE1: a word, then the id
 CONSTANT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a constant sort key (``ORDER``, ``METADATA``)
 
 # ---- key shapes ------------------------------------------------------------------------------
@@ -98,6 +99,7 @@ class Kind:
     owner: str = ""  # a claim's attribute holding its node's key
     own: bool = False  # a keyed kind whose sk repeats its partition's value: the partition's item
     constant: str = ""  # a node's constant sort key (``ORDER``)
+    literal: str = ""  # the word a partition item's sort key starts with (``EMPLOYEE``1)
     implicit: bool = False  # a node with no item of its own: its keys appear in other items'
     label: str = ""  # an implicit node's name
     seen: list[str] = field(default_factory=list)  # an implicit node's ids seen in keys
@@ -325,6 +327,8 @@ class Shapes:
                     f"an edge between two {k.pk_prefix}… items: without a type or label "
                     "attribute, Edgewise could not tell it from those node items"
                 )
+            if k.role == "keyed" and self.partition_item(k):
+                continue
             if k.role in ("child", "keyed") and not k.sk_prefix and not self.type_attribute:
                 k.role = "unexplained"
                 k.notes.append(
@@ -332,7 +336,7 @@ class Shapes:
                     "could not tell these items from the other items of their partitions"
                 )
         for k in kinds:
-            k.own = (
+            k.own = k.own or (
                 k.role == "keyed"
                 and bool(k.pk_prefix and k.sk_prefix)
                 and k.pk_prefix != k.sk_prefix
@@ -340,6 +344,24 @@ class Shapes:
             )
         self.claims(kinds)
         self.name_kinds(kinds)
+
+    def partition_item(self, k: Kind) -> bool:
+        """AWS's GSI-overloading example: ``HR-EMPLOYEE1`` / ``EMPLOYEE1``, a sort key that is
+        its partition's value after the prefix, all starting with one word (``EMPLOYEE``): the
+        partition's own item, keyed ``{pk: "HR-EMPLOYEE{id}", sk: "EMPLOYEE{id}"}``."""
+        if k.sk_prefix or not k.pk_prefix or k.tag is not None:
+            return False
+        if not all(r.sk == r.pk[len(k.pk_prefix) :] for r in k.rows):
+            return False
+        words = {m.group(1) if (m := WORD_ID.match(r.sk)) else "" for r in k.rows}
+        if len(words) != 1 or "" in words:
+            return False
+        k.own, k.literal = True, words.pop()
+        k.notes.append(
+            f"every sort key repeats its partition's value after {k.pk_prefix!r} "
+            f"({k.rows[0].pk} / {k.rows[0].sk}): the partition's own item"
+        )
+        return True
 
     def constant_sort_key(self, k: Kind, kinds: list[Kind]) -> bool:
         """A node whose sort key is one constant word (``orderID#10248`` / ``ORDER``): still
@@ -422,8 +444,10 @@ class Shapes:
                 base = k.label
             elif k.tag:
                 base = type_name(k.tag)
+            elif k.role == "keyed" and k.count > 1 and len({r.sk for r in k.rows}) == 1:
+                base = type_name(k.rows[0].sk)  # HR_confidential: named by its constant sort key
             elif k.own:  # ORG#MICROSOFT / METADATA#MICROSOFT: named by its partition
-                base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS))
+                base = type_name(k.literal or k.pk_prefix.rstrip(SEPARATOR_CHARS))
             elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
                 base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix)
             elif k.role == "node" and (named := NAMED_ID.match(k.pk_prefix)):  # customerID#

@@ -214,6 +214,23 @@ def _northwind() -> list[dict[str, Any]]:
     return items
 
 
+def _hr() -> list[dict[str, Any]]:
+    """AWS's "Overloading global secondary indexes" example: an employee's partition
+    `HR-EMPLOYEE1` holds the employee's item (`EMPLOYEE1`, `Data` their name), their warehouse
+    (`Warehouse_01`, `Data` since when) and their confidential record (`HR_confidential`, `Data`
+    the hire date); `GSI_1` is keyed on the sort key and `Data`."""
+    items: list[dict[str, Any]] = []
+    people = ["Murphy, John", "Roberts, Ann", "Nguyen, Bao", "Smith, Alex"]
+    for n, name in enumerate(people, start=1):
+        pk = f"HR-EMPLOYEE{n}"
+        items += [
+            {"PK": pk, "SK": f"EMPLOYEE{n}", "Data": name},
+            {"PK": pk, "SK": f"Warehouse_0{n % 2 + 1}", "Data": f"2017-0{n}-13"},
+            {"PK": pk, "SK": "HR_confidential", "Data": f"201{n}-11-06", "Salary": 1000 * n},
+        ]
+    return items
+
+
 def _round_trip(
     dynamodb: EmbeddedDynamoDB,
     tmp_path: Path,
@@ -262,8 +279,10 @@ def test_keys_separated_by_dashes_with_spaces_in_ids(
     assert 'key: {pk: "Invoice-{invoiceId}", sk: "Contact-{contactName}"}' in text
     assert "from: Invoice" in text and "to: Bill" in text
     # the overloaded Data: a field of each type where nothing else holds it, GSI_1's sort key
-    assert 'GSI_1: {pk: "Invoice-{id}", sk: "{data}"}' in text
-    assert "data: {type: Date!, attribute: Data}" in text and "overloaded: Data" in text
+    assert 'GSI_1: {pk: "Invoice-{id}", sk: "{date}"}' in text
+    # named after what it holds (a date), not after the attribute
+    assert "date: {type: Date!, attribute: Data}" in text and "overloaded: Data" in text
+    assert "data:" not in text
     assert 'GSI_1: {pk: "Contact-{contactName}", sk: "{contactName}"}' in text
 
 
@@ -453,3 +472,21 @@ def test_a_constant_sort_key_parent_and_references_as_teams_store_them(
     assert "customer: {type: Customer, ref: {field: customerID, holds: key}}" in text
     assert 'products: {type: "[Product!]!", ref: subscriptions}' in text
     assert "product: {type: Product, ref: productId}" in text
+
+
+def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "hr", _hr(), indexes=(("GSI_1", "SK", "Data"),)
+    )
+    assert types == {"Employee", "Warehouse", "HrConfidential"}  # 3 of 3
+    # the employee's own item: its sort key repeats the partition's value after `HR-`
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "EMPLOYEE{employeeId}"}' in text
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "Warehouse_{id}"}' in text
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: HR_confidential}' in text
+    # Data, overloaded, read back into each type's own field, named by what it holds
+    assert "name: {type: String!, attribute: Data}" in text
+    assert "date: {type: Date!, attribute: Data}" in text and "data:" not in text
+    assert 'GSI_1: {pk: "EMPLOYEE{employeeId}", sk: "{name}"}' in text
+    # the page's access patterns: employees of a warehouse, recent hires by date
+    assert 'partition: "Warehouse_{id}"\n    sort: {template: "{date}"' in text
+    assert 'partition: HR_confidential\n    sort: {template: "{date}", between: [from, to]}' in text
