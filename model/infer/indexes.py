@@ -82,6 +82,9 @@ class Indexes(Fields):
             else:
                 pk_t, sk_t = templates
                 assert pk_t is not None
+                if "{shard}" in (sk_t or "") or (self.shards and "{shard}" not in pk_t):
+                    k.notes.append(f"{index}: shards seen outside its partition key; not declared")
+                    continue
                 evidence = f"{h}{', ' + r if r else ''} on all {n_items(k.count)}"
                 if self.shards:
                     evidence += f"; {{shard}} = crc32(id) mod {self.shards} fits every item"
@@ -127,6 +130,9 @@ class Indexes(Fields):
             entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")
             entry += f", shards: {shards}" if shards else ""
             out.append(f"      {yaml_str(index)}: {{{entry}}}  # guess: {evidence}")
+            own = pk_t == k.sk_template and self.info.indexes[index][0] == self.sk
+            if own and (k.role == "node" or k.own):
+                continue  # its partition is the item's own key: the lookup reads it
             queries += self.query_for(k, index, pk_t, sk_t)
         if self.between_partitions(k, self.all_kinds):
             for index in self.inverted:  # the reverse lookup: cs#201's students

@@ -61,7 +61,11 @@ class Keys(Implicit):
                 used.add(name.split(":")[0])
                 out.append("{" + name + "}")
                 continue
-            if len(set(column)) == 1 and not (key and last and i > 0 and k.count > 1):
+            if (
+                len(set(column)) == 1
+                and (key or k.count > 1)
+                and not (key and last and i > 0 and k.count > 1)
+            ):  # one item's value is no evidence of a constant
                 out.append(column[0])
                 continue
             shards = None if key else self._shards(k, column)

@@ -11,6 +11,7 @@ from ..compile import lower_first
 from ..load import ModelError, parse_model
 from ..templates import Template
 from .header import Header
+from .indexes import MEANINGS
 from .shapes import Kind
 from .table import Draft, InferError, TableInfo
 from .values import (
@@ -288,6 +289,18 @@ class Renderer(Header):
             out += indexes
         return out
 
+    def sort_key_index(self, k: Kind) -> tuple[str, str, tuple[str, str]] | None:
+        """An index keyed on the table's sort key with another attribute as its sort key (AWS's
+        ``GSI_1: {SK, Data}``) that every edge item carries: (index, attribute, its type)."""
+        for index, (h, r) in self.info.indexes.items():
+            if h != self.sk or r in (None, self.info.pk) or index in self.inverted:
+                continue
+            assert r is not None
+            typed = self.scalar(k, r, k.name) if all(r in x.attrs for x in k.rows) else None
+            if typed is not None:
+                return index, r, typed
+        return None
+
     def union_lines(self, name: str, index: str, partition: str, types: list[str]) -> list[str]:
         """A query of an ElectroDB collection: its entities in one Query of their shared
         index partition, a connection of their union."""
@@ -340,6 +353,14 @@ class Renderer(Header):
             if typed is None:
                 continue
             fields.append(f"      {name}: {field_decl(typed[0], name, attribute)}  # {typed[1]}")
+        sorted_by = self.sort_key_index(k)
+        if sorted_by is not None:
+            index, attribute, typed = sorted_by
+            name = self.claim(k.name, MEANINGS.get(typed[0].rstrip("!"), gql_name(attribute)))
+            fields.append(
+                f"      {name}: {field_decl(typed[0], name, attribute)}  # {typed[1]}; "
+                f"overloaded: {attribute} ({index}'s sort key) holds the edge's own value"
+            )
         if fields:
             out.append("    fields:")
             out += fields
@@ -357,6 +378,12 @@ class Renderer(Header):
         reverse = None
         for index in self.inverted:
             reverse = (index, f"{index} is the table's keys swapped")
+        if reverse is None and sorted_by is not None:
+            reverse = (
+                sorted_by[0],
+                f"{sorted_by[0]} is keyed on the table's sort key (the {dst.name} end), sorted "
+                f"by {sorted_by[1]}",
+            )
         entries = []
         for index, (pk_t, sk_t, _, evidence) in templates.items():
             entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")

@@ -22,6 +22,7 @@ from tests.models.team_tables import (
     served_nodes,
     write_table,
 )
+from tests.models.test_team_tables import HR_ITEMS
 
 
 def _invoices() -> list[dict[str, Any]]:
@@ -490,3 +491,18 @@ def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path)
     # the page's access patterns: employees of a warehouse, recent hires by date
     assert 'partition: "Warehouse_{id}"\n    sort: {template: "{date}"' in text
     assert 'partition: HR_confidential\n    sort: {template: "{date}", between: [from, to]}' in text
+
+
+def test_a_reverse_edge_over_an_index_on_the_sort_key_with_another_sort_key(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    """AWS's relational-to-adjacency-list example (test_team_tables.HR_ITEMS): `Data` a name on
+    a node item, a date on an edge item, GSI_1 keyed on the sort key and `Data`."""
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "hr", HR_ITEMS, indexes=(("GSI_1", "SK", "Data"),)
+    )
+    assert types == {"Employee", "Project"}  # 2 of 2, and the edge
+    assert "date: {type: Date!, attribute: Data}  # on all 3 items, ISO dates; overloaded" in text
+    assert "reverse: {field: employees, index: GSI_1}  # guess: GSI_1 is keyed on the" in text
+    # one item's Data is no constant: the project's name
+    assert 'GSI_1: {pk: "PROJ#{id}", sk: "{name}"}' in text
