@@ -187,7 +187,7 @@ class Fields(Keys):
         if not values or not all(v for v in values):
             return None
         for type_, ids in self.ids.items():
-            if type_ == k.name and (name == "id" or (k.role == "node" and name in k.values[0])):
+            if type_ == k.name and (name == "id" or (bool(k.values) and name in k.values[0])):
                 continue  # the item's own key
             if all(v in ids for v in values):
                 return type_

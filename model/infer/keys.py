@@ -30,7 +30,11 @@ class Keys(Implicit):
         self.ids = {
             k.name: {next(iter(v.values())) for v in k.values}
             for k in kinds
-            if k.role == "node" and k.values and "id" in k.values[0]  # a ref needs one {id}
+            if k.values
+            and (
+                (k.role == "node" and "id" in k.values[0])  # a ref needs one placeholder
+                or (k.role == "keyed" and len(k.values[0]) == 1 and not k.implicit)
+            )
         }
         self.key_values = {v for k in kinds for values in k.values for v in values.values()}
         self.whole_keys = {  # a ref that holds a key needs one template

@@ -160,15 +160,17 @@ def _refs(found: _Items) -> list[Listing]:
                 continue
             target = found.model.types[field.target]
             source = node.fields[field.source] if field.source else None
-            if source is None or not target.single:
+            if source is None or len(target.key_fields) != 1:
                 continue
             for item in (i for i in found.items if found.type_of(i) == name):
                 stored = item.get(source.attribute)
                 values = stored if isinstance(stored, (list, set)) else [stored]
+                named = [{target.key_fields[0]: v} for v in values if v is not None]
                 keys = [
-                    _text(v) if field.holds_key else target.pk.format({target.key_fields[0]: v})
-                    for v in values
-                    if v is not None
+                    (_text(v[target.key_fields[0]]),) * 2
+                    if field.holds_key
+                    else (target.pk.format(v), target.sk.format(v))
+                    for v in named
                 ]
                 pk, sk = found.keys(item)
                 out.append(
@@ -178,7 +180,7 @@ def _refs(found: _Items) -> list[Listing]:
                         f"{{ {field.name} {{ id }} }} }} }}",
                         {"id": found.gid(name, pk, sk)},
                         ("node", field.name),
-                        [found.gid(field.target, k, k) for k in keys],
+                        [found.gid(field.target, *k) for k in keys],
                         one=True,
                     )
                 )

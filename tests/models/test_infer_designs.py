@@ -299,6 +299,8 @@ def test_an_electrodb_table_is_drafted_in_its_own_terms(
     assert 'gsi1: {pk: "$taskapp#project_{project}", sk: "$task_1#task_{task}"}' in text
     assert "keyCasing: lower  # guess: keys hold lower-cased values (" in text
     assert "edbV" not in text
+    # a task's employee is the key value of an Employee (one placeholder): a reference
+    assert "employeeNode: {type: Employee, ref: employee}" in text
     # few lower-case values: an enum mapping GraphQL values to the strings stored
     assert '  TaskStatus: {IN_PROGRESS: "in-progress", OPEN: open}  # guess: 2 values' in text
     assert "status: TaskStatus!  # on all 4 items, 2 distinct values: an enum whose" in text
