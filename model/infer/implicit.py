@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .shapes import Kind, Shapes
+from .roles import Roles
+from .shapes import Kind
 from .values import ID, SEPARATOR_CHARS, n_items, type_name
 
 __all__ = ["Implicit"]
@@ -14,7 +15,7 @@ __all__ = ["Implicit"]
 ID_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)_?(?:ID|Id|id)$")
 
 
-class Implicit(Shapes):
+class Implicit(Roles):
     """Classification with implicit nodes."""
 
     def classify(self, kinds: list[Kind]) -> None:
