@@ -47,6 +47,10 @@ class Implicit(Roles):
                     continue
                 source = self._implicit(k.pk_prefix, self.info.pk, made, kinds)
                 k.role, k.source, k.target = "edge", source, target
+                k.notes.append(
+                    f"every sort key is the key of a sampled {k.sk_prefix}… item and no item "
+                    f'owns "{k.pk_prefix}…": an edge from an implicit type'
+                )
             elif (
                 k.sk_prefix not in own
                 and all(ID.match(i) for i in targets)
@@ -65,6 +69,10 @@ class Implicit(Roles):
                 )
             else:
                 k.role, k.parent = "child", self._implicit(k.pk_prefix, self.info.pk, made, kinds)
+                k.notes.append(
+                    f'no item owns "{k.pk_prefix}…" and each sort key is under one partition: '
+                    "a child of an implicit type"
+                )
             changed = True
         for node in made.values():
             seen = {

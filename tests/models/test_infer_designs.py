@@ -232,6 +232,23 @@ def _hr() -> list[dict[str, Any]]:
     return items
 
 
+def _members_and_posts() -> list[dict[str, Any]]:
+    """Users that exist only as partitions: their group memberships (edges to group items) and
+    their posts (items under their partition)."""
+    items: list[dict[str, Any]] = [
+        {"PK": f"GROUP#{g}", "SK": f"GROUP#{g}", "title": f"Group {g}"} for g in ("g1", "g2")
+    ]
+    for user, group, role in (
+        ("alice", "g1", "admin"),
+        ("bob", "g1", "member"),
+        ("alice", "g2", "member"),
+    ):
+        items.append({"PK": f"USER#{user}", "SK": f"GROUP#{group}", "role": role})
+    for user, post in (("alice", "p1"), ("bob", "p2"), ("alice", "p3")):
+        items.append({"PK": f"USER#{user}", "SK": f"POST#{post}", "text": f"post {post}"})
+    return items
+
+
 def _round_trip(
     dynamodb: EmbeddedDynamoDB,
     tmp_path: Path,
@@ -508,3 +525,14 @@ def test_a_reverse_edge_over_an_index_on_the_sort_key_with_another_sort_key(
     assert "reverse: {field: employees, index: GSI_1}  # guess: GSI_1 is keyed on the" in text
     # one item's Data is no constant: the project's name
     assert 'GSI_1: {pk: "PROJ#{id}", sk: "{name}"}' in text
+
+
+def test_items_under_partitions_no_item_owns_hang_on_an_implicit_node(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "posts", _members_and_posts())
+    assert types == {"Group", "User", "Post"}  # 3 of 3, and the edge
+    assert '  User:  # guess: an implicit node: "USER#…" keys appear only inside' in text
+    assert "parent: {type: User, field: user, collection: posts" in text
+    assert "    from: User\n    to: Group\n" in text
+    assert "an edge from an implicit type" in text and "a child of an implicit type" in text
