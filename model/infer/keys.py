@@ -179,7 +179,7 @@ class Keys(Implicit):
         k.link = link
         k.pk_template = f"{k.pk_prefix}{word}{{{link}}}"
         if k.own:  # the sort key repeats the partition's value
-            k.sk_template = f"{k.sk_prefix}{word}{{{link}}}"
+            k.sk_template = f"{word or k.sk_prefix}{{{link}}}"
             k.values = [{link: p} for p in pk_rest]
             return
         constants = {r.sk for r in k.rows}

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 
-from .shapes import Kind, Shapes
+from .shapes import WORD_ID, Kind, Shapes
 from .values import ID, SEPARATOR_CHARS, UPPER, label_name, n_items, type_name
 
 __all__ = ["Roles"]
 
 NAMED_ID = re.compile(r"^([A-Za-z]*[a-z])(?:ID|Id)[#|/:\-_]$")  # a prefix naming an id: orderID#
-WORD_ID = re.compile(r"^([A-Za-z]+)[0-9][A-Za-z0-9]*$")  # EMPLOYEE1: a word, then the id
 CONSTANT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # a constant sort key (``ORDER``, ``METADATA``)
 
 
@@ -90,14 +89,14 @@ class Roles(Shapes):
         """AWS's GSI-overloading example: ``HR-EMPLOYEE1`` / ``EMPLOYEE1``, a sort key that is
         its partition's value after the prefix, all starting with one word (``EMPLOYEE``): the
         partition's own item, keyed ``{pk: "HR-EMPLOYEE{id}", sk: "EMPLOYEE{id}"}``."""
-        if k.sk_prefix or not k.pk_prefix or k.tag is not None:
+        if not k.sk_prefix or not k.pk_prefix or k.tag is not None:
             return False
         if not all(r.sk == r.pk[len(k.pk_prefix) :] for r in k.rows):
             return False
         words = {m.group(1) if (m := WORD_ID.match(r.sk)) else "" for r in k.rows}
-        if len(words) != 1 or "" in words:
+        if words != {k.sk_prefix}:
             return False
-        k.own, k.literal = True, words.pop()
+        k.own, k.literal = True, k.sk_prefix
         k.notes.append(
             f"every sort key repeats its partition's value after {k.pk_prefix!r} "
             f"({k.rows[0].pk} / {k.rows[0].sk}): the partition's own item"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from .values import (
 
 __all__ = ["Kind", "Shapes", "key_prefix", "separator_of"]
 
+
+WORD_ID = re.compile(r"^([A-Za-z]+)[0-9][A-Za-z0-9]*$")  # EMPLOYEE1: a word, then the id
 
 # ---- key shapes ------------------------------------------------------------------------------
 
@@ -188,7 +191,10 @@ class Shapes:
     def prefixes(self, r: Row) -> tuple[str, str]:
         """The literal prefixes of an item's keys (none for a number or binary key)."""
         pk = "" if self.info.pk in self.bare else self.prefix(r.pk)
-        return pk, "" if self.sk in self.bare else self.prefix(r.sk)
+        sk = "" if self.sk in self.bare else self.prefix(r.sk)
+        if pk and not sk and r.sk == r.pk[len(pk) :] and (word := WORD_ID.match(r.sk)):
+            sk = word.group(1)  # HR-EMPLOYEE1 / EMPLOYEE1: the partition's own item's word
+        return pk, sk
 
     def prefix(self, key: str) -> str:
         """The literal prefix items are grouped by (``ORDER#``, ElectroDB's ``$app#employee_``):
