@@ -2,9 +2,10 @@
 (DynamoDB JSON, as Scan returns them) in, the text of a commented model file out. Pure: no I/O;
 ``graph.sample`` reads the table.
 
-Reading (``shapes``, ``keys``): items grouped by key shape into kinds, classified (node, child,
-keyed node, edge, uniqueness claim) and given key templates. Rendering (``fields``, ``indexes``,
-``render``): each kind's fields, index writes and access patterns, as commented YAML.
+Reading (``shapes``, ``roles``, ``implicit``, ``keys``): items grouped by key shape into kinds,
+classified (node, implicit node, child, keyed node, edge, uniqueness claim), named and given key
+templates. Rendering (``fields``, ``indexes``, ``header``, ``edges``, ``render``): each kind's
+fields, index writes and access patterns, as commented YAML.
 """
 
 from .render import infer

@@ -7,11 +7,22 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from ..compile import upper_first
+from ..compile import lower_first, upper_first
 from .keys import Keys
 from .shapes import Kind
 from .table import TableInfo
-from .values import DATE, DATETIME, MAX_ENUM, UPPER, field_decl, gql_name, n_items
+from .values import (
+    DATE,
+    DATETIME,
+    MAX_ENUM,
+    UPPER,
+    WORDS,
+    enum_value,
+    field_decl,
+    gql_name,
+    n_items,
+    plural,
+)
 
 __all__ = ["Fields"]
 
@@ -42,6 +53,8 @@ class Fields(Keys):
         bang = "!" if n == total else ""
         presence = f"on {n} of {total} items" if n < total else f"on all {n_items(total)}"
         presence = "on the only item" if total == 1 else presence
+        if kinds == {"B"} and self.bare.get(attribute) == "B":
+            return "String" + bang, f"{presence}, a binary key: base64 in GraphQL"
         if kinds <= {"B", "BS"}:
             return None
         if len(kinds) > 1:
@@ -61,6 +74,21 @@ class Fields(Keys):
             ):
                 enum = self.enum(owner + upper_first(gql_name(attribute)), distinct)
                 return enum + bang, f"{presence}, {len(distinct)} distinct values: an enum"
+            keyed = bool(k.values) and self.field_name(attribute) in k.values[0]
+            if (
+                2 <= len(distinct) <= MAX_ENUM
+                and n >= 2 * len(distinct)
+                and not keyed  # values in keys are ids
+                and not set(distinct) & self.key_values
+                and not re.search(r"(?i)(id|name)$", attribute)
+                and all(WORDS.match(t) for t in distinct)
+                and len({enum_value(t) for t in distinct}) == len(distinct)
+            ):
+                enum = self.enum(owner + upper_first(gql_name(attribute)), distinct)
+                return enum + bang, (
+                    f"{presence}, {len(distinct)} distinct values: an enum whose GraphQL values "
+                    "map to the strings stored"
+                )
             return "String" + bang, presence
         if kind == "N":
             numbers = [Decimal(v[1]) for v in values]
@@ -104,30 +132,51 @@ class Fields(Keys):
         lines: list[tuple[str, str, str]] = []
         refs: list[tuple[str, str, str]] = []
         for attribute in self.field_attributes(k):
-            name = gql_name(attribute)
+            name = self.field_name(attribute)
             typed = self.scalar(k, attribute, k.name)
             if typed is None:
                 k.notes.append(f"binary attribute {attribute!r} left out (GraphQL has no bytes)")
                 continue
             graphql, evidence = typed
             target = self.ref_target(k, attribute, name)
-            if graphql.startswith("[String!]"):
-                evidence += self.list_ref_hint(k, attribute, name)
-                target = None
+            holds = self.key_target(k, attribute) if target is None else None
+            listed = self.list_target(k, attribute) if graphql.startswith("[String!]") else None
             name = self.claim(k.name, name) if name not in key_names else name
             if name == k.link and k.parent is not None:
                 graphql = "ID!"
                 evidence += f"; the id of the parent {k.parent.name}"
+            elif listed:
+                bang = "!" if graphql.endswith("!") else ""
+                ref = self.claim(k.name, self.ref_stem(name, listed, many=True))
+                refs.append(
+                    (
+                        ref,
+                        f'{{type: "[{listed}!]{bang}", ref: {name}}}',
+                        f"guess: every element of {name} is the id of a sampled {listed} item; "
+                        f"{ref} resolves them (one batch)",
+                    )
+                )
             elif target:
                 graphql = "ID" + ("!" if graphql.endswith("!") else "")
-                stem = name[:-2] if name.endswith("Id") and len(name) > 2 else f"{name}Node"
-                ref = self.claim(k.name, stem)
+                ref = self.claim(k.name, self.ref_stem(name, target))
                 evidence_ref = (
                     f"guess: every {name} is the id of a sampled {target} item; "
                     f"{ref} resolves it (batched)"
                 )
                 refs.append((ref, f"{{type: {target}, ref: {name}}}", evidence_ref))
-            elif name.endswith("Id") or attribute.endswith("_id"):
+            elif holds:
+                ref = self.claim(k.name, self.ref_stem(name, holds))
+                refs.append(
+                    (
+                        ref,
+                        f"{{type: {holds}, ref: {{field: {name}, holds: key}}}}",
+                        f"guess: every {name} is the whole key of a sampled {holds} item; "
+                        f"{ref} resolves it (batched)",
+                    )
+                )
+            elif attribute not in (self.info.pk, self.sk) and (
+                name.endswith("Id") or attribute.endswith("_id")
+            ):
                 evidence += f"; {self.ref_hint(k, attribute)}"
             lines.append((name, field_decl(graphql, name, attribute), evidence))
         k_lines = lines + refs
@@ -138,7 +187,7 @@ class Fields(Keys):
         if not values or not all(v for v in values):
             return None
         for type_, ids in self.ids.items():
-            if type_ == k.name and (name == "id" or (k.role == "node" and name in k.values[0])):
+            if type_ == k.name and (name == "id" or (bool(k.values) and name in k.values[0])):
                 continue  # the item's own key
             if all(v in ids for v in values):
                 return type_
@@ -156,15 +205,28 @@ class Fields(Keys):
         return "no sampled type has these ids: the sample may be too small to see a relation"
 
     def placeholder_type(self, k: Kind, name: str) -> str:
-        for field_name, declaration, _ in self.field_lines.get(k.name, []):
+        declared = self.field_lines.get(k.name, []) + self.overloaded.get(k.name, [])
+        for field_name, declaration, _ in declared:
             if field_name == name:
                 match = re.search(r"(?:type: )?\"?\[?([A-Za-z]+)", declaration)
                 return match.group(1) if match else ""
         return "ID" if name == "id" else "String"
 
-    def list_ref_hint(self, k: Kind, attribute: str, name: str) -> str:
-        """Evidence that a list's elements are ids of a type: a ref over the list, once the
-        format has it."""
+    @staticmethod
+    def ref_stem(name: str, target: str, many: bool = False) -> str:
+        """A reference's field name: ``customerId`` / ``customerID`` → ``customer``,
+        ``productIds`` → ``products``, else the target's name."""
+        for suffix in ("Ids", "IDs", "_ids"):
+            if many and name.endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)] + "s"
+        for suffix in ("Id", "ID", "_id"):
+            if not many and name.endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)]
+        return plural(lower_first(target)) if many else f"{name}Node"
+
+    def list_target(self, k: Kind, attribute: str) -> str | None:
+        """The type whose sampled ids every element of a list or set attribute is: a ref over
+        the list."""
         elements = {
             str(e["S"] if isinstance(e, dict) else e)
             for r in k.rows
@@ -172,8 +234,16 @@ class Fields(Keys):
         }
         for type_, ids in self.ids.items():
             if elements and elements <= ids:
-                return (
-                    f"; every element is the id of a sampled {type_} item: declare "
-                    f'`{{type: "[{type_}!]!", ref: {name}}}` once refs over lists are supported'
-                )
-        return ""
+                return type_
+        return None
+
+    def key_target(self, k: Kind, attribute: str) -> str | None:
+        """The type whose sampled items' whole keys (``customerID#VINET``) are an attribute's
+        values: a ref that holds a key."""
+        values = {r.text(attribute) for r in k.rows if attribute in r.attrs}
+        if not values or None in values:
+            return None
+        for type_, keys in self.whole_keys.items():
+            if type_ != k.name and values <= keys:
+                return type_
+        return None

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 from .indexes import Indexes
-from .libraries import ELECTRODB, TOOLBOX
+from .libraries import ELECTRODB
 from .shapes import Kind
-from .values import n_items
+from .values import n_items, yaml_str
 
 __all__ = ["RARE", "Header"]
 
@@ -38,6 +38,22 @@ class Header(Indexes):
             )
         return lines
 
+    def implicit_block(self, k: Kind, kinds: list[Kind]) -> list[str]:
+        """An implicit type: no item of its own, its keys seen inside other items' keys."""
+        users = [c for c in kinds if k in (c.source, c.target, c.parent)]
+        where = sum(c.count for c in users)
+        out = [
+            f'  {k.name}:  # guess: an implicit node: "{k.pk_prefix}…" keys appear only inside '
+            f"other items' keys ({n_items(where)}, {len(k.seen)} ids); {k.notes[0]}"
+        ]
+        if not self.complete:
+            out.append(
+                f'    # no sampled item has pk = sk = "{k.pk_prefix}…": if some do, the sample '
+                "may be too small to see them (sample more) and this is a node with items"
+            )
+        out += [f"    key: {yaml_str(k.pk_template)}", "    implicit: true"]
+        return out
+
     def library_lines(self, kinds: list[Kind]) -> list[str]:
         """The header's word on the library that wrote the table, and on lower-cased keys."""
         if self.library is None:
@@ -48,48 +64,83 @@ class Header(Indexes):
             f"# {article} {self.library.name} table ({self.library.evidence}): its entities "
             f"({entities}) are the types below, {self.library.type_attribute} their type attribute."
         ]
-        lowered = self.lowered_keys(kinds)
-        if lowered:
-            lines.append(
-                f"# Keys hold lower-cased values ({lowered}): declare `keyCasing: lower` once "
-                "supported; until then pass key values lower-cased to lookups."
-            )
-        lines += self.collection_lines(kinds)
-        if self.library.name == TOOLBOX:
-            lines.append(
-                "# _ct/_md are dynamodb-toolbox's created/modified stamps: declare "
-                "`timestamps: {created: _ct, modified: _md}` once supported."
-            )
+        lines += [
+            f"# Collection {name!r}: {', '.join(types)} share {index}'s partition {pk_t!r}: "
+            f"the query {name} below lists them together (each also has its own query)."
+            for name, index, pk_t, types in self.collections(kinds)
+        ]
         return lines
 
-    def collection_lines(self, kinds: list[Kind]) -> list[str]:
+    def collections(self, kinds: list[Kind]) -> list[tuple[str, str, str, list[str]]]:
         """ElectroDB collections: entities whose index keys share a partition template under a
-        ``$<collection>#`` sort key (``$workplaces#employee_1#…``, ``$workplaces#office_1``)."""
+        ``$<collection>#`` sort key (``$workplaces#employee_1#…``, ``$workplaces#office_1``):
+        (collection, index, partition template, types)."""
         if self.library is None or self.library.name != ELECTRODB:
             return []
         found: dict[tuple[str, str, str], list[str]] = {}
         for k in kinds:
+            if k.role not in ("node", "child", "keyed"):
+                continue
             for index, (pk_t, sk_t, _, _) in self.index_templates(k).items():
                 head = (sk_t or "").split("#")[0]
                 if head.startswith("$") and not re.match(r"^\$\w+_\d+$", head):
                     found.setdefault((head[1:], index, pk_t), []).append(k.name)
-        return [
-            f"# Collection {name!r}: {', '.join(types)} share {index}'s partition {pk_t!r}; each "
-            "has its own query below, one query of the union once `queries: {types: [...]}` "
-            "is supported."
-            for (name, index, pk_t), types in found.items()
-            if len(types) > 1
-        ]
+        return [(n, i, p, types) for (n, i, p), types in found.items() if len(types) > 1]
 
-    def lowered_keys(self, kinds: list[Kind]) -> str:
-        """An example of a key value that is its attribute's value lower-cased, or ''."""
-        for k in kinds:
-            for r, values in zip(k.rows, k.values, strict=False):
-                for name, value in values.items():
-                    stored = r.text(name)
-                    if stored is not None and stored != value and stored.lower() == value:
-                        return f"{value!r} for {name} {stored!r}"
-        return ""
+    def key_casing(self, kinds: list[Kind]) -> tuple[str, str]:
+        """(``lower`` or ``upper``, evidence) when a library's keys hold values cased from
+        their attributes (``jlowe`` for ``JLowe``) and no key value is otherwise cased; else
+        ("", "")."""
+        if self.library is None:
+            return "", ""
+        for casing, case in (("lower", str.lower), ("upper", str.upper)):
+            example, ok = "", True
+            for k in kinds:
+                if k.role not in ("node", "child", "keyed"):
+                    continue
+                for r, values in zip(k.rows, k.values, strict=False):
+                    for name, value in values.items():
+                        if case(value) != value:
+                            ok = False
+                        stored = r.text(name)
+                        if stored is not None and stored != value and case(stored) == value:
+                            example = example or f"{value!r} for {name} {stored!r}"
+            if ok and example:
+                return casing, f"keys hold {casing}-cased values ({example}), attributes do not"
+        return "", ""
+
+    def key_attribute(self, attribute: str) -> str:
+        """A key attribute as the table declares it: its name, or ``{name, type: N}``."""
+        kind = self.info.key_types.get(attribute, "S")
+        return (
+            yaml_str(attribute) if kind == "S" else f"{{name: {yaml_str(attribute)}, type: {kind}}}"
+        )
+
+    def index_declarations(self) -> list[str]:
+        """``table.indexes``: each index's keys (typed), whether local, what it projects."""
+        if not self.info.indexes:
+            return []
+        out = ["  indexes:"]
+        for name, (h, r) in self.info.indexes.items():
+            keys = f"partitionKey: {self.key_attribute(h)}"
+            keys += f", sortKey: {self.key_attribute(r)}" if r else ""
+            projection = self.info.projections.get(name, "ALL")
+            notes = []
+            if name in self.info.local:
+                keys += ", local: true"
+                notes.append("DescribeTable lists it among LocalSecondaryIndexes")
+            if isinstance(projection, tuple):
+                keys += f", projection: [{', '.join(yaml_str(a) for a in projection)}]"
+                notes.append("it projects these attributes besides the keys (INCLUDE)")
+            elif projection != "ALL":
+                keys += f", projection: {projection}"
+            if name in self.inverted:
+                notes.append("the table's keys swapped: reverse edges")
+            elif not any(self.value_of(row, h) is not None for row in self.rows):
+                notes.append(f"no sampled item carries {h}: its uses are unknown")
+            note = f"  # {'; '.join(notes)}" if notes else ""
+            out.append(f"    {yaml_str(name)}: {{{keys}}}{note}")
+        return out
 
     def header(self, kinds: list[Kind]) -> str:
         total = self.info.item_count
@@ -111,7 +162,7 @@ class Header(Indexes):
                 "# Types, edges and values that no sampled item shows are missing: "
                 "sample more with --sample N."
             )
-            rare = [k for k in kinds if k.count < RARE]
+            rare = [k for k in kinds if k.count < RARE and not k.implicit]
             if rare:
                 seen = ", ".join(f"{k.shape()} ({n_items(k.count)})" for k in rare)
                 lines.append(f"# Seen too rarely to trust (under {RARE} items each): {seen}.")

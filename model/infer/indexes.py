@@ -14,6 +14,16 @@ from .values import Row, field_decl, gql_name, n_items, plural, yaml_str
 __all__ = ["Indexes"]
 
 
+# the field an overloaded attribute holds, by its kind of value (AWS's `Data`: a name, a date)
+MEANINGS = {
+    "String": "name",
+    "Date": "date",
+    "DateTime": "time",
+    "Int": "number",
+    "Float": "amount",
+}
+
+
 class Indexes(Fields):
     # -- indexes and access patterns --
 
@@ -42,6 +52,10 @@ class Indexes(Fields):
                 if attribute is None:
                     templates.append(None)
                     continue
+                own = {self.info.pk: k.pk_template, self.sk: k.sk_template}.get(attribute)
+                if own and k.role != "edge":  # an index keyed on the table's own key
+                    templates.append(own)
+                    continue
                 values = [self.value_of(row, attribute) or "" for row in rows]
                 if self.library is not None and self.library.name == ELECTRODB:
                     electro = electro_template(values, rows, k.tag or "")
@@ -68,6 +82,9 @@ class Indexes(Fields):
             else:
                 pk_t, sk_t = templates
                 assert pk_t is not None
+                if "{shard}" in (sk_t or "") or (self.shards and "{shard}" not in pk_t):
+                    k.notes.append(f"{index}: shards seen outside its partition key; not declared")
+                    continue
                 evidence = f"{h}{', ' + r if r else ''} on all {n_items(k.count)}"
                 if self.shards:
                     evidence += f"; {{shard}} = crc32(id) mod {self.shards} fits every item"
@@ -95,20 +112,27 @@ class Indexes(Fields):
         typed = self.scalar(k, attribute, k.name)
         if typed is None:
             return None
-        name = self.claim(k.name, gql_name(attribute))
+        meaning = MEANINGS.get(typed[0].rstrip("!"))
+        name = self.claim(k.name, meaning or gql_name(attribute))
         comment = (
             f"{typed[1]}; overloaded: {attribute} ({index}'s key) holds this type's own value, "
-            "read back into this field: rename it"
+            "no other attribute holds it: "
+            + (f"named after its kind of value ({meaning})" if meaning else "rename it")
         )
         known.append((name, field_decl(typed[0], name, attribute), comment))
         return ["{" + name + "}"]
 
     def index_lines(self, k: Kind, queries: list[str]) -> list[str]:
         out = []
+        if self.bare:
+            queries += self.partition_query(k)
         for index, (pk_t, sk_t, shards, evidence) in self.index_templates(k).items():
             entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")
             entry += f", shards: {shards}" if shards else ""
             out.append(f"      {yaml_str(index)}: {{{entry}}}  # guess: {evidence}")
+            own = pk_t == k.sk_template and self.info.indexes[index][0] == self.sk
+            if own and (k.role == "node" or k.own):
+                continue  # its partition is the item's own key: the lookup reads it
             queries += self.query_for(k, index, pk_t, sk_t)
         if self.between_partitions(k, self.all_kinds):
             for index in self.inverted:  # the reverse lookup: cs#201's students
@@ -117,6 +141,24 @@ class Indexes(Fields):
                     k.name, None, index, k.sk_template, k.pk_template, k, list(partition)
                 )
         return out
+
+    def partition_query(self, k: Kind) -> list[str]:
+        """A table with a number or binary key: the items of one partition in sort-key order
+        (AWS's CustomerOrders: a customer's orders by OrderId), bounded where the key is a
+        number."""
+        pk_names = Template.compile(k.pk_template).placeholders
+        sk_names = Template.compile(k.sk_template).placeholders
+        key = self.claim("Query", f"{plural(lower_first(k.name))}By{upper_first(pk_names[0])}")
+        between = ", between: [from, to]" if self.bare.get(self.sk) == "N" else ""
+        return [
+            f"  {key}:  # guess: the {k.name} items of one {self.info.pk} partition, in "
+            f"{self.sk} order (the table's own key)",
+            f"    type: {k.name}",
+            f"    partition: {yaml_str(k.pk_template)}",
+            f"    sort: {{template: {yaml_str(k.sk_template)}{between}}}"
+            if len(sk_names) == 1
+            else f"    sort: {{template: {yaml_str(k.sk_template)}}}",
+        ]
 
     def query_for(self, k: Kind, index: str, pk_t: str, sk_t: str | None) -> list[str]:
         placeholders = [p for p in Template.compile(pk_t).placeholders if p != "shard"]
@@ -127,6 +169,8 @@ class Indexes(Fields):
             if target:
                 on = target
                 partition = pk_t.replace("{" + placeholders[0] + "}", "{id}")
+        if index in self.info.local and sk_t:  # named after what it sorts by
+            placeholders = list(Template.compile(sk_t).placeholders[:1])
         return self.query_lines(k.name, on, index, partition, sk_t, k, placeholders)
 
     def ref_type_of(self, k: Kind, name: str) -> str | None:

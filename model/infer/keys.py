@@ -7,14 +7,15 @@ from decimal import Decimal, InvalidOperation
 
 from ..compile import lower_first
 from ..templates import Template
+from .implicit import Implicit
 from .libraries import ELECTRODB, electro_template
-from .shapes import Kind, Shapes
+from .shapes import Kind
 from .values import ID, MAX_SHARDS, SEPARATOR_CHARS, SEPARATORS, gql_name, key_text, type_name
 
 __all__ = ["Keys"]
 
 
-class Keys(Shapes):
+class Keys(Implicit):
     """Kinds with key templates: the whole reading of the sample."""
 
     def read(self) -> list[Kind]:
@@ -23,13 +24,23 @@ class Keys(Shapes):
         kinds = self.kinds()
         self.classify(kinds)
         self.all_kinds = kinds
-        for k in kinds:
+        for k in sorted(kinds, key=lambda k: not k.own):  # partition items first
             if k.role in ("node", "child", "keyed", "edge"):
                 self.key_templates(k)
         self.ids = {
             k.name: {next(iter(v.values())) for v in k.values}
             for k in kinds
-            if k.role == "node" and k.values and "id" in k.values[0]  # a ref needs one {id}
+            if k.values
+            and (
+                (k.role == "node" and "id" in k.values[0])  # a ref needs one placeholder
+                or (k.role == "keyed" and len(k.values[0]) == 1 and not k.implicit)
+            )
+        }
+        self.key_values = {v for k in kinds for values in k.values for v in values.values()}
+        self.whole_keys = {  # a ref that holds a key needs one template
+            k.name: {r.pk for r in k.rows}
+            for k in kinds
+            if k.role == "node" and k.values and k.pk_template == k.sk_template
         }
         self.type_names = {k.name for k in kinds if k.role in ("node", "child", "keyed")}
         return kinds
@@ -54,7 +65,11 @@ class Keys(Shapes):
                 used.add(name.split(":")[0])
                 out.append("{" + name + "}")
                 continue
-            if len(set(column)) == 1 and not (key and last and i > 0 and k.count > 1):
+            if (
+                len(set(column)) == 1
+                and (key or k.count > 1)
+                and not (key and last and i > 0 and k.count > 1)
+            ):  # one item's value is no evidence of a constant
                 out.append(column[0])
                 continue
             shards = None if key else self._shards(k, column)
@@ -124,11 +139,16 @@ class Keys(Shapes):
         return rest.split(self.sep) if rest else [""]
 
     def key_templates(self, k: Kind) -> None:
+        if self.bare:
+            self.bare_templates(k)
+            return
         if k.role == "node":
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{id}}"
-            ids = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+            ids = k.seen if k.implicit else [r.pk[len(k.pk_prefix) :] for r in k.rows]
             name = self.id_name(k, ids)
             k.pk_template = k.sk_template = f"{k.pk_prefix}{{{name}}}"
+            if k.constant:
+                k.sk_template = k.constant
             k.values = [{name: i} for i in ids]
             return
         if k.role == "edge":
@@ -143,9 +163,13 @@ class Keys(Shapes):
             return
         if self.electro_templates(k):
             return
-        pk_rest = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+        owner = self.partition_owner(k)
+        word = owner.literal if owner is not None else ""  # HR-EMPLOYEE1: EMPLOYEE
+        pk_rest = [r.pk[len(k.pk_prefix) + len(word) :] for r in k.rows]
         if k.parent is not None:
             fallback = lower_first(k.parent.name) + "Id"
+        elif owner is not None and owner.literal:
+            fallback = lower_first(owner.name) + "Id"
         else:
             fallback = (
                 lower_first(type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS) or "partition")) + "Id"
@@ -153,10 +177,16 @@ class Keys(Shapes):
         link = self._attribute(k, pk_rest, set())
         link = link if link and ":" not in link and link != "id" else fallback
         k.link = link
-        k.pk_template = f"{k.pk_prefix}{{{link}}}"
+        k.pk_template = f"{k.pk_prefix}{word}{{{link}}}"
         if k.own:  # the sort key repeats the partition's value
-            k.sk_template = f"{k.sk_prefix}{{{link}}}"
+            k.sk_template = f"{word or k.sk_prefix}{{{link}}}"
             k.values = [{link: p} for p in pk_rest]
+            return
+        constants = {r.sk for r in k.rows}
+        if len(constants) == 1 and k.count > 1 and len(set(pk_rest)) == k.count:
+            k.sk_template = constants.pop()  # one per partition: HR_confidential
+            k.values = [{link: p} for p in pk_rest]
+            k.notes.append(f"one item per partition, all with the sort key {k.sk_template!r}")
             return
         segments = [self.split(r.sk, k.sk_prefix) for r in k.rows]
         known = [{link: p} for p in pk_rest]
@@ -177,6 +207,38 @@ class Keys(Shapes):
         for r, kv in zip(k.rows, known, strict=True):
             parsed = sk.parse(r.sk) or {}
             k.values.append({**kv, **parsed})
+
+    def bare_templates(self, k: Kind) -> None:
+        """Keys of a table with a number or binary key: a bare placeholder over each such key
+        (and over a string key without a prefix), named after the field over its attribute."""
+        names: list[str] = []
+        templates: list[str] = []
+        for attribute, prefix, keys in (
+            (self.info.pk, k.pk_prefix, [r.pk for r in k.rows]),
+            (self.sk, k.sk_prefix, [r.sk for r in k.rows]),
+        ):
+            if attribute in self.bare or not prefix:
+                name = self.field_name(attribute)
+            else:
+                found = self._attribute(k, [x[len(prefix) :] for x in keys], set(names))
+                fallback = lower_first(type_name(prefix.rstrip(SEPARATOR_CHARS))) + "Id"
+                name = found if found and ":" not in found else fallback
+            names.append(name)
+            templates.append(prefix + "{" + name + "}")
+        k.pk_template, k.sk_template = templates
+        k.link = names[0]
+        pk_t, sk_t = (Template.compile(t) for t in templates)
+        k.values = [{**(pk_t.parse(r.pk) or {}), **(sk_t.parse(r.sk) or {})} for r in k.rows]
+
+    def partition_owner(self, k: Kind) -> Kind | None:
+        """The partition's own item of a kind's partitions (``HR-EMPLOYEE1`` / ``EMPLOYEE1``),
+        when it starts with a word: the kind's pk then starts with that word too."""
+        for c in self.all_kinds:
+            if c.own and c.literal and c.pk_prefix == k.pk_prefix:
+                words = (r.pk[len(k.pk_prefix) :] for r in k.rows)
+                if all(w.startswith(c.literal) and len(w) > len(c.literal) for w in words):
+                    return c
+        return None
 
     def electro_templates(self, k: Kind) -> bool:
         """ElectroDB's keys: each ``#name_value`` segment a placeholder (see ``libraries``)."""

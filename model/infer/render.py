@@ -3,24 +3,32 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..compile import lower_first
 from ..load import ModelError, parse_model
-from ..templates import Template
-from .header import Header
+from .edges import Edges
 from .shapes import Kind
 from .table import Draft, InferError, TableInfo
-from .values import field_decl, first_placeholder, gql_name, n_items, plural, yaml_str
+from .values import (
+    SEPARATOR_CHARS,
+    UPPER,
+    enum_value,
+    first_placeholder,
+    gql_name,
+    n_items,
+    plural,
+    type_name,
+    yaml_str,
+)
 
 __all__ = ["Renderer", "infer"]
 
 RETRIES = 4  # drafts re-rendered without what check-model refused
 
 
-class Renderer(Header):
+class Renderer(Edges):
     """The reading rendered as a commented model file."""
 
     def run(self) -> Draft:
@@ -44,7 +52,7 @@ class Renderer(Header):
             self.claimed, self.enums, self.enum_evidence, self.overloaded = {}, {}, {}, {}
             body = self.render(kinds)
             for k in kinds:
-                if k.role == "unexplained":
+                if k.role == "unexplained" and k.rows:
                     example = k.rows[0]
                     self.notes.append(
                         f"{n_items(k.count)} left out (e.g. {self.info.pk}={example.pk!r}, "
@@ -83,7 +91,11 @@ class Renderer(Header):
             changed = False
             for k in named.values():
                 ends = [e for e in (k.parent, k.source, k.target) if e is not None]
-                if k.name not in refused and any(e.name in refused for e in ends):
+                gone = [e for e in ends if e.name in refused]
+                if k.name not in refused and gone and all(e.implicit for e in gone):
+                    self.unhang(k, named, kept)  # a keyed kind again, as without implicit nodes
+                    changed = True
+                elif k.name not in refused and gone:
                     refused[k.name] = "it hangs on a type left out"
                     changed = True
         for name, problem in refused.items():
@@ -93,14 +105,26 @@ class Renderer(Header):
             self.ids.pop(name, None)
         return True
 
+    def unhang(self, k: Kind, named: dict[str, Kind], kept: dict[int, list[str]]) -> None:
+        """An edge or child of an implicit node check-model refused: a keyed kind again."""
+        k.role, k.parent, k.source, k.target = "keyed", None, None, None
+        kept[id(k)] = [*kept[id(k)], "check-model refused its implicit ends: a keyed node"]
+        self.key_templates(k)
+        base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix or "Item")
+        name, n = base, 2
+        while name in named or name in self.type_names:
+            name, n = f"{base}{n}", n + 1
+        k.name = name
+        self.type_names.add(name)
+
     def render(self, kinds: list[Kind]) -> str:
         out: list[str] = []
         w = out.append
         table = [
             "table:",
             f"  name: {yaml_str(self.info.name)}",
-            f"  partitionKey: {yaml_str(self.info.pk)}",
-            f"  sortKey: {yaml_str(self.sk)}",
+            f"  partitionKey: {self.key_attribute(self.info.pk)}",
+            f"  sortKey: {self.key_attribute(self.sk)}",
         ]
         if self.type_attribute:
             table.append(
@@ -110,6 +134,9 @@ class Renderer(Header):
             table.append(
                 f"  labelAttribute: {yaml_str(self.label_attribute)}  # guess: on edge items only"
             )
+        casing, casing_evidence = self.key_casing(kinds)
+        if casing:
+            table.append(f"  keyCasing: {casing}  # guess: {casing_evidence}")
         if self.version:
             table.append(
                 f"  versionAttribute: {yaml_str(self.version)}  # guess: {self.version_evidence}"
@@ -124,7 +151,14 @@ class Renderer(Header):
                 "as an attribute"
             )
         if self.timestamps:
-            table.append("  timestamps: true  # guess: createdAt/updatedAt on the node items")
+            table.append(f"  timestamps: true  # guess: {self.stamps_evidence}")
+        elif self.stamps:
+            created, modified = self.stamps
+            table.append(
+                f"  timestamps: {{created: {created}, modified: {modified}}}  # guess: "
+                f"{self.stamps_evidence}"
+                + (f", {self.library.name}'s stamps" if self.library is not None else "")
+            )
         types_out: list[str] = []
         edges_out: list[str] = []
         queries_out: list[str] = []
@@ -139,25 +173,20 @@ class Renderer(Header):
         for k in kinds:
             if k.role == "edge":
                 edges_out += self.edge_block(k, queries_out)
-        if self.info.indexes:
-            table.append("  indexes:")
-            for name, (h, r) in self.info.indexes.items():
-                keys = f"partitionKey: {yaml_str(h)}" + (f", sortKey: {yaml_str(r)}" if r else "")
-                projection = self.info.projections.get(name, "ALL")
-                notes = []
-                if projection != "ALL":
-                    notes.append(f"projection {projection}: Edgewise reads whole items")
-                if name in self.inverted:
-                    notes.append("the table's keys swapped: reverse edges")
-                elif not any(self.value_of(row, h) is not None for row in self.rows):
-                    notes.append(f"no sampled item carries {h}: its uses are unknown")
-                note = f"  # {'; '.join(notes)}" if notes else ""
-                table.append(f"    {yaml_str(name)}: {{{keys}}}{note}")
+        for name, index, pk_t, types in self.collections(kinds):
+            queries_out += self.union_lines(name, index, pk_t, types)
+        table += self.index_declarations()
         out += table
         if self.enums:
             w("enums:")
             for name, values in self.enums.items():
-                w(f"  {name}: [{', '.join(values)}]  # guess: {self.enum_evidence[name]}")
+                if all(UPPER.match(v) for v in values):
+                    listed = f"[{', '.join(values)}]"
+                else:  # GraphQL value: the string stored
+                    listed = (
+                        "{" + ", ".join(f"{enum_value(v)}: {yaml_str(v)}" for v in values) + "}"
+                    )
+                w(f"  {name}: {listed}  # guess: {self.enum_evidence[name]}")
         w("types:")
         out += types_out
         if edges_out:
@@ -169,6 +198,8 @@ class Renderer(Header):
         return "\n".join(out) + "\n"
 
     def type_block(self, k: Kind, kinds: list[Kind], queries: list[str]) -> list[str]:
+        if k.implicit:
+            return self.implicit_block(k, kinds)
         out: list[str] = []
         evidence = f"{n_items(k.count)}, {k.shape()}"
         if k.tag:
@@ -192,7 +223,7 @@ class Renderer(Header):
             out += self.implicit_lines(k, kinds)
         for note in k.notes:
             out.append(f"    # {note}")
-        if k.role == "node" and k.pk_template.endswith("{id}"):  # one template: the global id
+        if k.role == "node" and k.pk_template.endswith("{id}") and not k.constant:  # the global id
             out.append(f"    key: {yaml_str(k.pk_template)}")
         else:
             out.append(f"    key: {{pk: {yaml_str(k.pk_template)}, sk: {yaml_str(k.sk_template)}}}")
@@ -252,94 +283,6 @@ class Renderer(Header):
         if indexes:
             out.append("    indexes:")
             out += indexes
-        return out
-
-    def edge_block(self, k: Kind, queries: list[str]) -> list[str]:
-        assert k.source is not None and k.target is not None
-        src, dst = k.source, k.target
-        evidence = f"{n_items(k.count)}, {k.shape()}: both keys are node keys"
-        if k.count == 1:
-            evidence += "; one item only: a thin guess"
-        out = [f"  {k.name}:  # guess: an edge {src.name} -> {dst.name}: {evidence}"]
-        for note in k.notes:
-            out.append(f"    # {note}")
-        out += [f"    from: {src.name}", f"    to: {dst.name}"]
-        source_rows = {r.pk: r for r in src.rows}
-        fields: list[str] = []
-        copies: set[str] = set()
-        for attribute in self.field_attributes(k):
-            name = gql_name(attribute)
-            ends = [source_rows.get(r.pk) for r in k.rows if attribute in r.attrs]
-            if (
-                ends
-                and all(
-                    e is not None and e.attrs.get(attribute) == r.attrs.get(attribute)
-                    for e, r in zip(ends, [r for r in k.rows if attribute in r.attrs], strict=True)
-                )
-                and any(
-                    n == name and "ref:" not in d for n, d, _ in self.field_lines.get(src.name, [])
-                )
-            ):
-                copies.add(name)
-                stored = "" if name == attribute else f", attribute: {yaml_str(attribute)}"
-                fields.append(
-                    f"      {name}: {{copyOf: from.{name}{stored}}}  # guess: equals the "
-                    f"{src.name}'s {name} on all {n_items(len(ends))}"
-                )
-                continue
-            typed = self.scalar(k, attribute, k.name)
-            if typed is None:
-                continue
-            fields.append(f"      {name}: {field_decl(typed[0], name, attribute)}  # {typed[1]}")
-        if fields:
-            out.append("    fields:")
-            out += fields
-        per_source = Counter(r.pk for r in k.rows)
-        if k.count >= 3 and max(per_source.values()) == 1:
-            forward = self.claim(src.name, lower_first(dst.name))
-            out.append(
-                f"    forward: {{field: {forward}, one: true}}  # guess: no sampled {src.name} "
-                f"has two (of {n_items(k.count)})"
-            )
-        else:
-            forward = self.claim(src.name, plural(lower_first(dst.name)))
-            out.append(f"    forward: {forward}")
-        templates = self.index_templates(k)
-        reverse = None
-        for index in self.inverted:
-            reverse = (index, f"{index} is the table's keys swapped")
-        entries = []
-        for index, (pk_t, sk_t, _, evidence) in templates.items():
-            entry = f"pk: {yaml_str(pk_t)}" + (f", sk: {yaml_str(sk_t)}" if sk_t else "")
-            entries.append(f"      {yaml_str(index)}: {{{entry}}}  # guess: {evidence}")
-            if pk_t.endswith("{to}") and sk_t == f"{src.pk_prefix}{{from}}" and reverse is None:
-                reverse = (index, f"{index} holds the {dst.name} end in its pk, {src.name} in sk")
-            elif "{to}" in pk_t and "{from}" in (sk_t or ""):
-                partition = pk_t.replace("{to}", "{id}")
-                sort = (sk_t or "").replace("{from}", "{id}")
-                readable = {"id", *copies}  # placeholders the from type can fill
-                if (
-                    set(Template.compile(partition).placeholders) <= {"id"}
-                    and set(Template.compile(sort).placeholders) <= readable
-                ):
-                    queries += self.query_lines(src.name, dst.name, index, partition, sort, src, [])
-        if reverse is not None:
-            per_target = Counter(r.sk for r in k.rows)
-            one = k.count >= 3 and max(per_target.values()) == 1
-            field_name = self.claim(
-                dst.name, lower_first(src.name) if one else plural(lower_first(src.name))
-            )
-            why = f"; no sampled {dst.name} has two" if one else ""
-            out.append(
-                f"    reverse: {{field: {field_name}, index: {yaml_str(reverse[0])}"
-                f"{', one: true' if one else ''}}}  # guess: {reverse[1]}{why}"
-            )
-        counters = [f"n_{k.tag or k.name}" in r.attrs for r in src.rows]
-        if k.tag and any(counters):
-            out.append(f"    count: counter  # guess: {src.name} items carry n_{k.tag}")
-        if entries:
-            out.append("    indexes:")
-            out += entries
         return out
 
 

@@ -4,9 +4,13 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from ..types import INTERNAL
@@ -14,22 +18,23 @@ from .libraries import ELECTRODB, TYPE_ATTRIBUTES, electro_prefix, library_of
 from .table import InferError, TableInfo
 from .values import (
     DATETIME,
-    ID,
     NAME,
-    SEPARATOR_CHARS,
     SEPARATORS,
+    STAMP_FIELDS,
     STAMPS,
-    UPPER,
+    TOOLBOX_STAMPS,
     VERSION_NAMES,
     WORD,
     Row,
     attribute_value,
-    label_name,
-    n_items,
-    type_name,
+    gql_name,
+    key_text,
 )
 
 __all__ = ["Kind", "Shapes", "key_prefix", "separator_of"]
+
+
+WORD_ID = re.compile(r"^([A-Za-z]+)[0-9][A-Za-z0-9]*$")  # EMPLOYEE1: a word, then the id
 
 # ---- key shapes ------------------------------------------------------------------------------
 
@@ -40,6 +45,24 @@ def separator_of(rows: Sequence[Row]) -> str:
 
     best = max(SEPARATORS, key=score)
     return best if score(best) else "#"
+
+
+def key_of(item: Mapping[str, Any], attribute: str, types: Mapping[str, str]) -> str | None:
+    """A key attribute's value as text: a string as is, a number as written in a key, binary
+    as base64; None when the item's value is not of the table's declared type."""
+    kind = types.get(attribute, "S")
+    value = item.get(attribute, {}).get(kind)
+    if value is None:
+        return None
+    if kind == "N":
+        return key_text("N", Decimal(value))
+    if kind == "B":
+        try:
+            raw = value if isinstance(value, bytes) else base64.b64decode(value, validate=True)
+        except binascii.Error:
+            return None
+        return base64.b64encode(raw).decode()
+    return str(value)
 
 
 def key_prefix(key: str, sep: str) -> str:
@@ -68,6 +91,11 @@ class Kind:
     notes: list[str] = field(default_factory=list)
     owner: str = ""  # a claim's attribute holding its node's key
     own: bool = False  # a keyed kind whose sk repeats its partition's value: the partition's item
+    constant: str = ""  # a node's constant sort key (``ORDER``)
+    literal: str = ""  # the word a partition item's sort key starts with (``EMPLOYEE``1)
+    implicit: bool = False  # a node with no item of its own: its keys appear in other items'
+    label: str = ""  # an implicit node's name
+    seen: list[str] = field(default_factory=list)  # an implicit node's ids seen in keys
 
     @property
     def count(self) -> int:
@@ -103,19 +131,12 @@ class Shapes:
                 f"table {info.name!r} has no sort key: Edgewise models an adjacency list, whose "
                 "items have a partition key and a sort key"
             )
-        for attribute in (info.pk, info.sk):
-            kind = info.key_types.get(attribute, "S")
-            if kind != "S":
-                word = {"N": "a number (N)", "B": "binary (B)"}.get(kind, kind)
-                seen = [str(next(iter(i[attribute].values()))) for i in raw[:3] if attribute in i]
-                example = f" (sampled: {', '.join(seen)})" if seen else ""
-                raise InferError(
-                    f"the key attribute {attribute!r} of table {info.name!r} is {word}{example}: "
-                    "Edgewise keys are strings built from templates such as 'ORDER#{id}', so this "
-                    "table cannot be drafted yet; a template over an N or B key is one bare "
-                    f"placeholder once the format can declare `{{name: {attribute}, type: {kind}}}`"
-                    " keys"
-                )
+        # number (N) and binary (B) key attributes: a template over one is a bare placeholder
+        self.bare = {
+            a: info.key_types.get(a, "S")
+            for a in (info.pk, info.sk)
+            if info.key_types.get(a, "S") != "S"
+        }
         if not raw:
             raise InferError(
                 f"table {info.name!r} is empty: there is nothing to infer a model from; load "
@@ -129,18 +150,31 @@ class Shapes:
         self.read_count = len(raw)
         skipped = 0
         for n, item in enumerate(raw):
-            pk, sk = item.get(info.pk, {}).get("S"), item.get(info.sk, {}).get("S")
+            pk, sk = key_of(item, info.pk, info.key_types), key_of(item, info.sk, info.key_types)
             if pk is None or sk is None:
                 skipped += 1
                 continue
             attrs = {k: attribute_value(v) for k, v in item.items() if k not in (info.pk, info.sk)}
             attrs = {k: v for k, v in attrs.items() if v[0] != "NULL"}
+            if self.bare:  # a bare key's value is a field of its own (`orderId: Int!`)
+                attrs |= {a: attribute_value(item[a]) for a in (info.pk, info.sk)}
             self.rows.append(Row(pk, sk, attrs, facets[n] if facets is not None else None))
         if skipped:
-            self.notes.append(f"{skipped} sampled items without string keys were skipped")
+            self.notes.append(
+                f"{skipped} sampled items without keys of the table's types were skipped"
+            )
         self.sep = separator_of(self.rows)
         self.library = library_of(self.rows)
-        self.index_attrs = {a for keys in info.indexes.values() for a in keys if a}
+        for r in self.rows if self.bare else []:  # a string key with a prefix is no field
+            for attribute, key in ((info.pk, r.pk), (info.sk, r.sk)):
+                if attribute not in self.bare and self.prefix(key):
+                    del r.attrs[attribute]
+        self.index_attrs = {  # written from templates; a number or binary one is a field
+            a
+            for keys in info.indexes.values()
+            for a in keys
+            if a and a not in (info.pk, info.sk) and info.key_types.get(a, "S") == "S"
+        }
         self.inverted = [
             name for name, (h, r) in info.indexes.items() if h == info.sk and r == info.pk
         ]
@@ -150,9 +184,17 @@ class Shapes:
     def shapes(self) -> dict[tuple[str, str, bool], list[Row]]:
         out: dict[tuple[str, str, bool], list[Row]] = {}
         for r in self.rows:
-            key = (self.prefix(r.pk), self.prefix(r.sk), r.pk == r.sk)
+            key = (*self.prefixes(r), r.pk == r.sk)
             out.setdefault(key, []).append(r)
         return out
+
+    def prefixes(self, r: Row) -> tuple[str, str]:
+        """The literal prefixes of an item's keys (none for a number or binary key)."""
+        pk = "" if self.info.pk in self.bare else self.prefix(r.pk)
+        sk = "" if self.sk in self.bare else self.prefix(r.sk)
+        if pk and not sk and r.sk == r.pk[len(pk) :] and (word := WORD_ID.match(r.sk)):
+            sk = word.group(1)  # HR-EMPLOYEE1 / EMPLOYEE1: the partition's own item's word
+        return pk, sk
 
     def prefix(self, key: str) -> str:
         """The literal prefix items are grouped by (``ORDER#``, ElectroDB's ``$app#employee_``):
@@ -225,146 +267,11 @@ class Shapes:
                 if attribute and attribute in r.attrs and r.attrs[attribute][0] == "S":
                     tag = str(r.attrs[attribute][1])
                     break
-            key = (tag, self.prefix(r.pk), self.prefix(r.sk), r.pk == r.sk)
+            key = (tag, *self.prefixes(r), r.pk == r.sk)
             kinds.setdefault(key, Kind(*key, rows=[])).rows.append(r)
         return sorted(kinds.values(), key=lambda k: (not k.same, -k.count))
 
     # -- classification --
-
-    def classify(self, kinds: list[Kind]) -> None:
-        nodes: dict[str, Kind] = {}
-        for k in kinds:
-            if k.same and (k.pk_prefix or len(kinds) == 1 or self.type_attribute):
-                k.role = "node"
-                nodes.setdefault(k.pk_prefix, k)
-        # a node whose ids fall outside the id alphabet gets a composite key, which today's
-        # format allows neither as a parent nor as an edge's end
-        plain = {p: n for p, n in nodes.items() if all(ID.match(r.pk[len(p) :]) for r in n.rows)}
-        for k in kinds:
-            if k.role:
-                continue
-            parent = plain.get(k.pk_prefix) if k.pk_prefix else None
-            target = plain.get(k.sk_prefix) if k.sk_prefix else None
-            if k.pk_prefix in nodes and parent is None:
-                k.notes.append(
-                    f'under "{k.pk_prefix}…" items whose ids fall outside the id alphabet: a '
-                    "keyed node, as a parent needs a one-template key such as 'ORDER#{id}'"
-                )
-            typed = (
-                k.tag is not None
-                and not self.faceted  # a facet's name says nothing of edges
-                and not UPPER.match(k.tag)
-                and k.tag != self._label_of(k)
-            )
-            if parent is not None and target is not None and not typed:
-                k.role, k.source, k.target = "edge", parent, target
-            elif parent is not None:
-                k.role, k.parent = "child", parent
-            elif k.pk_prefix or (self.type_attribute and k.tag):
-                k.role = "keyed"
-            else:
-                k.role = "unexplained"
-                k.notes.append("no key prefix this draft could explain")
-            if k.role == "edge" and k.source is k.target and not self.type_attribute:
-                k.role = "unexplained"
-                k.notes.append(
-                    f"an edge between two {k.pk_prefix}… items: without a type or label "
-                    "attribute, Edgewise could not tell it from those node items"
-                )
-            if k.role in ("child", "keyed") and not k.sk_prefix and not self.type_attribute:
-                k.role = "unexplained"
-                k.notes.append(
-                    "a sort key with no literal prefix: without a type attribute, Edgewise "
-                    "could not tell these items from the other items of their partitions"
-                )
-        for k in kinds:
-            k.own = (
-                k.role == "keyed"
-                and bool(k.pk_prefix and k.sk_prefix)
-                and k.pk_prefix != k.sk_prefix
-                and all(r.pk[len(k.pk_prefix) :] == r.sk[len(k.sk_prefix) :] for r in k.rows)
-            )
-        self.claims(kinds)
-        self.name_kinds(kinds)
-
-    def _label_of(self, k: Kind) -> str | None:
-        if self.label_attribute and k.rows and self.label_attribute in k.rows[0].attrs:
-            return k.tag
-        return None
-
-    def claims(self, kinds: list[Kind]) -> None:
-        """Uniqueness claims: items keyed by a value whose only attribute names a node's key
-        (the demo's ``EMAIL#<email>`` → ``USER#alice``)."""
-        keys = {(r.pk, r.sk): (k, r) for k in kinds if k.role == "node" for r in k.rows}
-        for k in kinds:
-            if not (k.role == "node" and k.pk_prefix):
-                continue
-            extra = {a for r in k.rows for a in r.attrs} - {
-                self.type_attribute,
-                self.label_attribute,
-            }
-            if len(extra) != 1:
-                continue
-            (attribute,) = extra
-            owners = [keys.get((r.text(attribute) or "",) * 2) for r in k.rows]
-            if not all(owners) or len({o[0].pk_prefix for o in owners if o}) != 1:
-                continue
-            owner_kind = owners[0][0] if owners[0] else None
-            assert owner_kind is not None
-            value_of = [r.pk[len(k.pk_prefix) :] for r in k.rows]
-            for field_attr in sorted({a for _, o in filter(None, owners) for a in o.attrs}):
-                texts = [o[1].text(field_attr) if o else None for o in owners]
-                if all(
-                    t is not None and t.lower() == v.lower()
-                    for t, v in zip(texts, value_of, strict=True)
-                ):
-                    k.role = "claim"
-                    k.parent = owner_kind
-                    k.link = field_attr
-                    k.owner = attribute
-                    k.notes.append(
-                        f"{n_items(k.count)} {k.shape()} whose {attribute!r} holds the key of a "
-                        f"{owner_kind.pk_prefix}… item with the same {field_attr}: a uniqueness "
-                        "claim"
-                    )
-                    break
-
-    def name_kinds(self, kinds: list[Kind]) -> None:
-        taken: set[str] = set()
-        for k in kinds:
-            if k.role in ("claim", "unexplained"):
-                continue
-            if k.role == "edge":
-                if k.tag:
-                    base = label_name(k.tag)
-                else:
-                    assert k.source is not None and k.target is not None
-                    src, dst = (
-                        x.pk_prefix.rstrip(SEPARATOR_CHARS).upper() for x in (k.source, k.target)
-                    )
-                    base = label_name(f"{src}_TO_{dst}")
-            elif k.tag:
-                base = type_name(k.tag)
-            elif k.own:  # ORG#MICROSOFT / METADATA#MICROSOFT: named by its partition
-                base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS))
-            elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
-                base = type_name(k.pk_prefix.rstrip(SEPARATOR_CHARS)) + type_name(k.sk_prefix)
-            else:
-                prefix = (k.sk_prefix if k.role != "node" else k.pk_prefix).rstrip(SEPARATOR_CHARS)
-                base = type_name(prefix or "Item")
-            name, n = base, 2
-            while name in taken:
-                name, n = f"{base}{n}", n + 1
-            taken.add(name)
-            k.name = name
-
-    def between_partitions(self, k: Kind, kinds: list[Kind]) -> bool:
-        """A keyed kind whose pk and sk prefixes are both never an item's own key (pk = sk): its
-        items relate two things that exist only as key values, as seed 002's enrolments."""
-        if k.role != "keyed" or not k.pk_prefix or not k.sk_prefix or k.tag or k.own:
-            return False
-        own = {c.pk_prefix for c in kinds if c.same or c.own}
-        return k.pk_prefix not in own and k.sk_prefix not in own
 
     # -- fields --
 
@@ -376,6 +283,13 @@ class Shapes:
             skip |= set(self.library.metadata)
         names = Counter(a for r in k.rows for a in r.attrs)
         return [a for a in names if a not in skip and not a.startswith("n_")]
+
+    def field_name(self, attribute: str) -> str:
+        """A field's GraphQL name: ``order_id`` → ``orderId``; dynamodb-toolbox's ``_ct`` and
+        ``_md`` → ``created`` and ``modified``."""
+        if self.stamps is not None and attribute in self.stamps and attribute in STAMP_FIELDS:
+            return STAMP_FIELDS[attribute]
+        return gql_name(attribute)
 
     def meta(self) -> None:
         """Version attribute and timestamps."""
@@ -392,10 +306,21 @@ class Shapes:
                     f"a number on {len(present)} of {len(values)} items with pk = sk"
                 )
                 break
-        stamped = [r for r in self.rows if all(r.attrs.get(s, ("", ""))[0] == "S" for s in STAMPS)]
-        if (
-            nodes
-            and len(stamped) * 2 >= len(nodes)
-            and all(DATETIME.match(str(r.attrs[s][1])) for r in stamped for s in STAMPS)
-        ):
-            self.timestamps = True
+        self.stamps: tuple[str, str] | None = None  # (created, modified) attributes
+        self.stamps_evidence = ""
+        for pair in (STAMPS, TOOLBOX_STAMPS):
+            stamped = [
+                r for r in self.rows if all(r.attrs.get(s, ("", ""))[0] == "S" for s in pair)
+            ]
+            if (
+                nodes
+                and len(stamped) * 2 >= len(nodes)
+                and all(DATETIME.match(str(r.attrs[s][1])) for r in stamped for s in pair)
+            ):
+                self.stamps = pair
+                self.stamps_evidence = (
+                    f"ISO date-times in {pair[0]} and {pair[1]} on {len(stamped)} of "
+                    f"{len(self.rows)} items"
+                )
+                break
+        self.timestamps = self.stamps == STAMPS

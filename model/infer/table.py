@@ -23,8 +23,9 @@ class TableInfo:
     sk: str | None
     key_types: Mapping[str, str]
     indexes: Mapping[str, tuple[str, str | None]]
-    projections: Mapping[str, str] = field(default_factory=dict)
+    projections: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     item_count: int | None = None
+    local: frozenset[str] = frozenset()  # the local secondary indexes among ``indexes``
 
 
 def table_info(described: Mapping[str, Any]) -> TableInfo:
@@ -37,12 +38,28 @@ def table_info(described: Mapping[str, Any]) -> TableInfo:
 
     pk, sk = keys(described["KeySchema"])
     types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
-    indexes, projections = {}, {}
-    for gsi in described.get("GlobalSecondaryIndexes") or []:
-        indexes[gsi["IndexName"]] = keys(gsi["KeySchema"])
-        projections[gsi["IndexName"]] = gsi.get("Projection", {}).get("ProjectionType", "ALL")
+    indexes: dict[str, tuple[str, str | None]] = {}
+    projections: dict[str, str | tuple[str, ...]] = {}
+    local = set()
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        for index in described.get(kind) or []:
+            name = index["IndexName"]
+            indexes[name] = keys(index["KeySchema"])
+            projection = index.get("Projection", {})
+            projections[name] = projection.get("ProjectionType", "ALL")
+            if projections[name] == "INCLUDE":
+                projections[name] = tuple(projection.get("NonKeyAttributes", ()))
+            if kind == "LocalSecondaryIndexes":
+                local.add(name)
     return TableInfo(
-        described["TableName"], pk, sk, types, indexes, projections, described.get("ItemCount")
+        described["TableName"],
+        pk,
+        sk,
+        types,
+        indexes,
+        projections,
+        described.get("ItemCount"),
+        frozenset(local),
     )
 
 

@@ -22,11 +22,15 @@ __all__ = [
     "SEPARATORS",
     "SEPARATOR_CHARS",
     "STAMPS",
+    "STAMP_FIELDS",
+    "TOOLBOX_STAMPS",
     "UPPER",
     "VERSION_NAMES",
     "WORD",
+    "WORDS",
     "Row",
     "attribute_value",
+    "enum_value",
     "field_decl",
     "first_placeholder",
     "gql_name",
@@ -44,12 +48,15 @@ ID = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")  # the alphabet of an `{id}` plac
 WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+WORDS = re.compile(r"^[a-z]+(?:[-_][a-z]+)*$")  # stored enum values: open, in-progress
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*!?$")
 YAML_WORDS = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
 VERSION_NAMES = ("version", "_version", "__version")
 STAMPS = ("createdAt", "updatedAt")
+TOOLBOX_STAMPS = ("_ct", "_md")  # dynamodb-toolbox's created/modified
+STAMP_FIELDS = {"_ct": "created", "_md": "modified"}  # their fields' names
 MAX_ENUM = 12
 MAX_SHARDS = 1000
 
@@ -113,6 +120,11 @@ def plural(word: str) -> str:
 def label_name(word: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_]", "_", word)
     return name if NAME.match(name) else f"E_{name}"
+
+
+def enum_value(stored: str) -> str:
+    """The GraphQL value of a stored enum string: ``in-progress`` → ``IN_PROGRESS``."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", stored).upper()
 
 
 def n_items(n: int) -> str:

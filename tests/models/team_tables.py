@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +25,17 @@ from server.engine import engine_for
 from server.settings import Settings
 from tests.helpers import gql
 
-__all__ = ["Index", "draft", "expected", "lookups", "served_nodes", "write_table"]
+__all__ = [
+    "Index",
+    "draft",
+    "expected",
+    "global_id",
+    "key_text",
+    "lookups",
+    "served",
+    "served_nodes",
+    "write_table",
+]
 
 Item = dict[str, Any]
 
@@ -48,11 +59,17 @@ def write_table(
     keys: tuple[str, str] = ("PK", "SK"),
     indexes: Sequence[Index] = (),
     types: Mapping[str, str] | None = None,
+    local: Sequence[tuple[str, str, Sequence[str]]] = (),
 ) -> None:
-    """CreateTable (on demand; ``types``: attribute types other than S) and the items, as a
+    """CreateTable (on demand; ``types``: attribute types other than S; ``local``: local
+    indexes as (name, sort key, attributes projected besides the keys)) and the items, as a
     team's own code would write them."""
     types = types or {}
-    attributes = {*keys, *(a for _, h, r in indexes for a in (h, r) if a)}
+    attributes = {
+        *keys,
+        *(a for _, h, r in indexes for a in (h, r) if a),
+        *(r for _, r, _ in local),
+    }
 
     def schema(hash_key: str, range_key: str | None) -> list[dict[str, str]]:
         out = [{"AttributeName": hash_key, "KeyType": "HASH"}]
@@ -70,6 +87,17 @@ def write_table(
         params["GlobalSecondaryIndexes"] = [
             {"IndexName": n, "KeySchema": schema(h, r), "Projection": {"ProjectionType": "ALL"}}
             for n, h, r in indexes
+        ]
+    if local:
+        params["LocalSecondaryIndexes"] = [
+            {
+                "IndexName": n,
+                "KeySchema": schema(keys[0], r),
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(projected)}
+                if projected
+                else {"ProjectionType": "ALL"},
+            }
+            for n, r, projected in local
         ]
     client = _client(url)
     try:
@@ -99,7 +127,7 @@ def draft(dynamodb: EmbeddedDynamoDB, table: str, tmp_path: Path, *extra: str) -
     return output, output.read_text()
 
 
-def _global_id(model: Model, name: str, pk: str, sk: str) -> str:
+def global_id(model: Model, name: str, pk: str, sk: str) -> str:
     if model.types[name].single:
         return pk
     raw = json.dumps([name, pk, sk], separators=(",", ":"))
@@ -111,21 +139,36 @@ def lookups(model: Model, items: Iterable[Mapping[str, Any]]) -> dict[str, tuple
     key templates (and type value) fit, and that item."""
     out: dict[str, tuple[str, Item]] = {}
     for item in items:
-        pk, sk = str(item[model.partition_key]), str(item[model.sort_key])
+        pk, sk = key_text(item[model.partition_key]), key_text(item[model.sort_key])
         for name, node in model.types.items():
             if name in out or not node.node:
+                continue
+            if node.implicit:  # no item of its own: a key of another item is its key
+                key = next((k for k in (pk, sk) if node.pk.parse(k) is not None), None)
+                if key is not None:
+                    out[name] = (global_id(model, name, key, key), dict(item))
                 continue
             if node.pk.parse(pk) is None or node.sk.parse(sk) is None:
                 continue
             tag = model.type_attribute and item.get(model.type_attribute)
             if tag and node.type_value and tag != node.type_value:
                 continue
-            out[name] = (_global_id(model, name, pk, sk), dict(item))
+            out[name] = (global_id(model, name, pk, sk), dict(item))
     return out
 
 
+def key_text(value: Any) -> str:
+    """A key attribute's value as Edgewise's templates hold it: binary as base64."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return str(value)
+
+
 def _stored(value: Any) -> Any:
-    """An attribute as GraphQL answers it (numbers as numbers, sets as lists)."""
+    """An attribute as GraphQL answers it (numbers as numbers, sets as lists, bytes as
+    base64)."""
+    if isinstance(value, bytes):
+        return key_text(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, set):
@@ -173,31 +216,38 @@ def _scalars(model: Model, name: str) -> dict[str, str]:
     }
 
 
-async def served_nodes(
-    dynamodb: EmbeddedDynamoDB, path: Path, table: str, ids: Mapping[str, tuple[str, Item]]
-) -> dict[str, Any]:
-    """Serves the draft in-process and asks ``node(id:)`` for each id with the type's stored
-    fields: type name → the answer, or the response when it has errors."""
+@asynccontextmanager
+async def served(dynamodb: EmbeddedDynamoDB, path: Path, table: str) -> AsyncIterator[Any]:
+    """The draft served in-process: an HTTP client of its app."""
     engine = engine_for(str(path))
-    model = engine.model
-    answers: dict[str, Any] = {}
     async with open_client(Endpoint(dynamodb.url)) as client:
         opened = Table(client, table, layout=engine.layout)
         app = create_app(Settings(model=str(path)), table=opened)
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://edgewise"
         ) as http:
-            for name, (global_id, _) in ids.items():
-                selection = " ".join(_scalars(model, name))
-                query = (
-                    f"query($id: ID!) {{ node(id: $id) {{ __typename id ... on {name} "
-                    f"{{ {selection or '__typename'} }} }} }}"
-                )
-                body = await gql(http, query, {"id": global_id})
-                node = body.get("data", {}).get("node")
-                if node and "errors" not in body:
-                    node = _cased(model, name, node, ids[name][1])
-                answers[name] = _times(model, name, node) if node and "errors" not in body else body
+            yield http
+
+
+async def served_nodes(
+    dynamodb: EmbeddedDynamoDB, path: Path, table: str, ids: Mapping[str, tuple[str, Item]]
+) -> dict[str, Any]:
+    """Serves the draft in-process and asks ``node(id:)`` for each id with the type's stored
+    fields: type name → the answer, or the response when it has errors."""
+    model = engine_for(str(path)).model
+    answers: dict[str, Any] = {}
+    async with served(dynamodb, path, table) as http:
+        for name, (gid, _) in ids.items():
+            selection = " ".join(_scalars(model, name))
+            query = (
+                f"query($id: ID!) {{ node(id: $id) {{ __typename id ... on {name} "
+                f"{{ {selection or '__typename'} }} }} }}"
+            )
+            body = await gql(http, query, {"id": gid})
+            node = body.get("data", {}).get("node")
+            if node and "errors" not in body:
+                node = _cased(model, name, node, ids[name][1])
+            answers[name] = _times(model, name, node) if node and "errors" not in body else body
     return answers
 
 
@@ -207,15 +257,17 @@ def expected(model: Model, ids: Mapping[str, tuple[str, Item]]) -> dict[str, Any
     the key. Before issue 21's engine, a key field is answered from the key: a lower-cased copy
     (ElectroDB's `jlowe` for `JLowe`) is taken for its attribute (see ``served_nodes``)."""
     out: dict[str, Any] = {}
-    for name, (global_id, item) in ids.items():
+    for name, (gid, item) in ids.items():
         node = model.types[name]
         keyed = {
-            **(node.pk.parse(str(item[model.partition_key])) or {}),
-            **(node.sk.parse(str(item[model.sort_key])) or {}),
+            **(node.pk.parse(key_text(item[model.partition_key])) or {}),
+            **(node.sk.parse(key_text(item[model.sort_key])) or {}),
         }
-        answer: dict[str, Any] = {"__typename": name, "id": global_id}
+        answer: dict[str, Any] = {"__typename": name, "id": gid}
         for field, attribute in _scalars(model, name).items():
             value = item[attribute] if attribute in item else keyed.get(field)
+            enum = model.enums.get(node.fields[field].type.name, {})
+            value = next((g for g, s in enum.items() if s == value), value)  # its GraphQL value
             answer[field] = _stored(value)
         out[name] = _times(model, name, answer)
     return out

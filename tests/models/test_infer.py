@@ -277,7 +277,7 @@ def test_a_sample_too_small_to_see_a_relation_says_so() -> None:
     line = next(x for x in text.splitlines() if x.strip().startswith("customerId:"))
     assert "only 1 of 2 values are ids of sampled Cust items" in line
     assert "the sample may be too small to see this reference" in line
-    assert 'no item has pk = sk = "REP#…"' in text
+    assert 'no sampled item has pk = sk = "REP#…": if some do, the sample' in text
     assert "one item only: a thin guess" in text
 
 
@@ -313,12 +313,16 @@ def test_numeric_parts_of_sort_keys_and_composite_keys() -> None:
 
 
 @pytest.mark.parametrize("kind", ["N", "B"])
-def test_keys_that_are_not_strings_are_a_clear_error(kind: str) -> None:
-    info = TableInfo("t", "PK", "SK", {"PK": "S", "SK": kind}, {})
-    with pytest.raises(InferError, match=r"keys are strings built from templates") as error:
-        infer(info, [{"PK": {"S": "A#1"}, "SK": {kind: "1"}}])
-    assert f"is {'a number' if kind == 'N' else 'binary'} ({kind}) (sampled: 1)" in str(error.value)
-    assert f"declare `{{name: SK, type: {kind}}}` keys" in str(error.value)
+def test_number_and_binary_keys_are_bare_placeholders(kind: str) -> None:
+    info = TableInfo("things", "PK", "SK", {"PK": "S", "SK": kind}, {})
+    value = "12" if kind == "N" else "AQc="
+    text = infer(info, [{"PK": {"S": "A#1"}, "SK": {kind: value}, "n": {"N": "5"}}]).text
+    assert f"  sortKey: {{name: SK, type: {kind}}}\n" in text
+    assert 'key: {pk: "A#{aId}", sk: "{sk}"}' in text
+    graphql = "Int!" if kind == "N" else "String!"
+    assert f"sk: {{type: {graphql}, attribute: SK}}" in text
+    model = load_model_text(text)
+    assert model.key_types == {"SK": kind}
 
 
 def _random_table(seed: int) -> list[dict[str, Any]]:

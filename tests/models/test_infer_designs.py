@@ -11,7 +11,18 @@ from typing import Any
 
 from graph.embedded import EmbeddedDynamoDB
 from model import load_model
-from tests.models.team_tables import Index, draft, expected, lookups, served_nodes, write_table
+from tests.helpers import gql
+from tests.models.listings import Listing, answered, listings, wanted
+from tests.models.team_tables import (
+    Index,
+    draft,
+    expected,
+    lookups,
+    served,
+    served_nodes,
+    write_table,
+)
+from tests.models.test_team_tables import HR_ITEMS
 
 
 def _invoices() -> list[dict[str, Any]]:
@@ -69,6 +80,7 @@ def _electrodb() -> list[dict[str, Any]]:
                 "project": p,
                 "employee": e,
                 "points": Decimal(3),
+                "status": "in-progress" if t in ("t1", "t4") else "open",
                 "gsi1pk": f"$taskapp#project_{p}",
                 "gsi1sk": f"$task_1#task_{t}",
                 "__edb_e__": "task",
@@ -139,6 +151,106 @@ def _students() -> list[dict[str, Any]]:
     ]
 
 
+def _customer_orders() -> list[dict[str, Any]]:
+    """AWS's CustomerOrders: a string partition key (`Maria Anders`), a number sort key, and a
+    local index on a number creation date projecting two attributes."""
+    return [
+        {
+            "CustomerId": customer,
+            "OrderId": n,
+            "OrderCreationDate": date,
+            "ProductName": f"p{n}",
+            "ProductCategory": "c",
+            "total": Decimal(n) / 10,
+        }
+        for customer, n, date in [
+            ("Maria Anders", 5, 20200105),
+            ("Maria Anders", 9, 20190301),
+            ("Maria Anders", 10, 20210707),
+            ("Maria Anders", 55779, 20200520),
+            ("Ana Trujillo", 7, 20200101),
+        ]
+    ]
+
+
+def _blobs() -> list[dict[str, Any]]:
+    """A binary sort key: content digests per owner."""
+    return [
+        {"owner": o, "digest": bytes([b, 7]), "size": b}
+        for o, b in [("ann", 1), ("ann", 200), ("bo", 3)]
+    ]
+
+
+def _northwind() -> list[dict[str, Any]]:
+    """References as teams store them: an order's item under a constant sort key (`ORDER`)
+    holding its customer's whole key (`customerID#VINET`), its lines in its partition, each
+    with a product id, and groups holding lists of product ids."""
+    items: list[dict[str, Any]] = [
+        {"PK": f"PRODUCT#p{n}", "SK": f"PRODUCT#p{n}", "productName": f"Widget {n}"}
+        for n in (1, 2, 3)
+    ]
+    for c, name in (("VINET", "Vins et alcools"), ("TOMSP", "Toms Spezialitäten")):
+        items.append({"PK": f"customerID#{c}", "SK": f"customerID#{c}", "companyName": name})
+    for order, customer, lines in (
+        ("10248", "VINET", ("p1", "p3")),
+        ("10249", "TOMSP", ("p2",)),
+        ("10250", "VINET", ("p1", "p2", "p3")),
+    ):
+        items.append(
+            {"PK": f"orderID#{order}", "SK": "ORDER", "customerID": f"customerID#{customer}"}
+        )
+        for n, product in enumerate(lines):
+            items.append(
+                {
+                    "PK": f"orderID#{order}",
+                    "SK": f"productID#{product}",
+                    "productId": product,
+                    "quantity": n + 1,
+                }
+            )
+    items += [
+        {"PK": "GROUP#g1", "SK": "GROUP#g1", "Subscriptions": ["p2", "p1"]},
+        {"PK": "GROUP#g2", "SK": "GROUP#g2", "Subscriptions": ["p3"]},
+    ]
+    return items
+
+
+def _hr() -> list[dict[str, Any]]:
+    """AWS's "Overloading global secondary indexes" example: an employee's partition
+    `HR-EMPLOYEE1` holds the employee's item (`EMPLOYEE1`, `Data` their name), their warehouse
+    (`Warehouse_01`, `Data` since when) and their confidential record (`HR_confidential`, `Data`
+    the hire date) and a quarter's sales (`2017-Q1`); `GSI_1` is keyed on the sort key and
+    `Data`."""
+    items: list[dict[str, Any]] = []
+    people = ["Murphy, John", "Roberts, Ann", "Nguyen, Bao", "Smith, Alex"]
+    for n, name in enumerate(people, start=1):
+        pk = f"HR-EMPLOYEE{n}"
+        items += [
+            {"PK": pk, "SK": f"EMPLOYEE{n}", "Data": name},
+            {"PK": pk, "SK": f"Warehouse_0{n % 2 + 1}", "Data": f"2017-0{n}-13"},
+            {"PK": pk, "SK": "HR_confidential", "Data": f"201{n}-11-06", "Salary": 1000 * n},
+            {"PK": pk, "SK": "2017-Q1", "Data": f"{5000 * n}"},  # quarterly sales
+        ]
+    return items
+
+
+def _members_and_posts() -> list[dict[str, Any]]:
+    """Users that exist only as partitions: their group memberships (edges to group items) and
+    their posts (items under their partition)."""
+    items: list[dict[str, Any]] = [
+        {"PK": f"GROUP#{g}", "SK": f"GROUP#{g}", "title": f"Group {g}"} for g in ("g1", "g2")
+    ]
+    for user, group, role in (
+        ("alice", "g1", "admin"),
+        ("bob", "g1", "member"),
+        ("alice", "g2", "member"),
+    ):
+        items.append({"PK": f"USER#{user}", "SK": f"GROUP#{group}", "role": role})
+    for user, post in (("alice", "p1"), ("bob", "p2"), ("alice", "p3")):
+        items.append({"PK": f"USER#{user}", "SK": f"POST#{post}", "text": f"post {post}"})
+    return items
+
+
 def _round_trip(
     dynamodb: EmbeddedDynamoDB,
     tmp_path: Path,
@@ -146,17 +258,35 @@ def _round_trip(
     items: list[dict[str, Any]],
     keys: tuple[str, str] = ("PK", "SK"),
     indexes: tuple[Index, ...] = (),
+    types: dict[str, str] | None = None,
+    local: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
 ) -> tuple[str, set[str], dict[str, Any]]:
     """The draft's text, its type names, and each type's node(id:) answer."""
     dynamodb.reset()
-    write_table(dynamodb.url, name, items, keys, indexes)
+    write_table(dynamodb.url, name, items, keys, indexes, types, local)
     path, text = draft(dynamodb, name, tmp_path)
     model = load_model(str(path))
     ids = lookups(model, items)
     assert set(ids) == set(model.types), "a declared type fits no item"
     answers = asyncio.run(served_nodes(dynamodb, path, name, ids))
     assert answers == expected(model, ids)  # every type, every stored field
+    asked = listings(model, items)
+    got = asyncio.run(served_listings(dynamodb, path, name, asked))
+    assert got == {x.label: wanted(x) for x in asked}  # every listing, by brute force
     return text, set(model.types), answers
+
+
+async def served_listings(
+    dynamodb: EmbeddedDynamoDB, path: Path, name: str, asked: list[Listing]
+) -> dict[str, Any]:
+    """Each listing's answer (ids, totalCount) from the served draft."""
+    out = {}
+    async with served(dynamodb, path, name) as http:
+        for listing in asked:
+            out[listing.label] = answered(
+                listing, await gql(http, listing.query, listing.variables)
+            )
+    return out
 
 
 def test_keys_separated_by_dashes_with_spaces_in_ids(
@@ -169,8 +299,10 @@ def test_keys_separated_by_dashes_with_spaces_in_ids(
     assert 'key: {pk: "Invoice-{invoiceId}", sk: "Contact-{contactName}"}' in text
     assert "from: Invoice" in text and "to: Bill" in text
     # the overloaded Data: a field of each type where nothing else holds it, GSI_1's sort key
-    assert 'GSI_1: {pk: "Invoice-{id}", sk: "{data}"}' in text
-    assert "data: {type: Date!, attribute: Data}" in text and "overloaded: Data" in text
+    assert 'GSI_1: {pk: "Invoice-{id}", sk: "{date}"}' in text
+    # named after what it holds (a date), not after the attribute
+    assert "date: {type: Date!, attribute: Data}" in text and "overloaded: Data" in text
+    assert "data:" not in text
     assert 'GSI_1: {pk: "Contact-{contactName}", sk: "{contactName}"}' in text
 
 
@@ -184,9 +316,17 @@ def test_an_electrodb_table_is_drafted_in_its_own_terms(
     assert "# An ElectroDB table (__edb_e__ and __edb_v__ on 8 of 8 items)" in text
     assert 'key: {pk: "$taskapp#employee_{employee}", sk: "$employee_1"}' in text
     assert 'gsi1: {pk: "$taskapp#project_{project}", sk: "$task_1#task_{task}"}' in text
-    assert "declare `keyCasing: lower` once supported" in text
+    assert "keyCasing: lower  # guess: keys hold lower-cased values (" in text
     assert "edbV" not in text
+    # a task's employee is the key value of an Employee (one placeholder): a reference
+    assert "employeeNode: {type: Employee, ref: employee}" in text
+    # few lower-case values: an enum mapping GraphQL values to the strings stored
+    assert '  TaskStatus: {IN_PROGRESS: "in-progress", OPEN: open}  # guess: 2 values' in text
+    assert "status: TaskStatus!  # on all 4 items, 2 distinct values: an enum whose" in text
     assert "# Collection 'workplaces': Employee, Office share gsi1's partition" in text
+    # the collection: one query of the union of its entities
+    assert "  workplaces:  # guess: ElectroDB's collection 'workplaces'" in text
+    assert "    types: [Employee, Office]\n    union: Workplace\n    index: gsi1\n" in text
 
 
 def test_a_dynamodb_toolbox_table_is_drafted_in_its_own_terms(
@@ -196,9 +336,12 @@ def test_a_dynamodb_toolbox_table_is_drafted_in_its_own_terms(
     assert types == {"Customer", "Product", "Order"}  # 3 of 3
     assert "# A dynamodb-toolbox table (_et, _ct, _md on 8 of 8 items)" in text
     assert "typeAttribute: _et" in text
-    line = next(x for x in text.splitlines() if x.strip().startswith("productIds:"))
-    assert line.strip().startswith('productIds: "[String!]!"')
-    assert 'declare `{type: "[Product!]!", ref: productIds}`' in line
+    assert "timestamps: {created: _ct, modified: _md}  # guess: ISO date-times in _ct" in text
+    assert "created: {type: DateTime!, attribute: _ct}" in text
+    assert "modified: {type: DateTime!, attribute: _md}" in text
+    assert 'productIds: "[String!]!"' in text
+    # a list whose elements are ids of a type: a ref over the list
+    assert 'products: {type: "[Product!]!", ref: productIds}  # guess: every element' in text
 
 
 def test_a_table_of_only_edge_items_with_its_reverse_lookup(
@@ -212,11 +355,15 @@ def test_a_table_of_only_edge_items_with_its_reverse_lookup(
         ("studentID", "courseID"),
         (("reverse", "courseID", "studentID"),),
     )
-    # Student and Course exist only as key values: one keyed type until `implicit` exists
-    assert types == {"StuCs"}
-    assert 'key: {pk: "stu#{stuId}", sk: "cs#{csId}"}' in text
-    assert '"stu#…" and "cs#…" keys appear only inside other items\' keys' in text
-    assert "index: reverse" in text and 'partition: "cs#{csId}"' in text
+    # Student and Course exist only as key values: implicit types, named after the key
+    # attributes holding them, and the items are edges between them, read back by `reverse`
+    assert types == {"Student", "Course"}  # 2 of 2
+    assert '  Student:  # guess: an implicit node: "stu#…" keys appear only inside' in text
+    assert "named after the key attribute studentID" in text
+    assert '    key: "stu#{id}"\n    implicit: true\n' in text
+    assert '    key: "cs#{id}"\n    implicit: true\n' in text
+    assert "    from: Student\n    to: Course\n" in text
+    assert "reverse: {field: students, index: reverse}" in text
 
 
 def _members() -> list[dict[str, Any]]:
@@ -299,3 +446,97 @@ def test_a_partitions_own_item_under_a_metadata_sort_key(
     assert 'key: {pk: "ORG#{orgName}", sk: "METADATA#{orgName}"}' in text
     assert '# the item of its "ORG#…" partition' in text
     assert 'GSI1: {pk: "ORG#{orgId}#USER#{id}", sk: "USER#{id}"}' in text
+
+
+def test_a_number_sort_key_and_a_local_index(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    text, types, _ = _round_trip(
+        dynamodb,
+        tmp_path,
+        "customer-orders",
+        _customer_orders(),
+        ("CustomerId", "OrderId"),
+        types={"OrderId": "N", "OrderCreationDate": "N"},
+        local=(("byDate", "OrderCreationDate", ("ProductCategory", "ProductName")),),
+    )
+    assert types == {"CustomerOrder"}  # 1 of 1
+    assert "  sortKey: {name: OrderId, type: N}\n" in text
+    assert (
+        "    byDate: {partitionKey: CustomerId, sortKey: {name: OrderCreationDate, type: N}, "
+        "local: true, projection: [ProductCategory, ProductName]}" in text
+    )
+    assert 'key: {pk: "{customerId}", sk: "{orderId}"}' in text
+    assert "orderId: {type: Int!, attribute: OrderId}" in text
+    assert "customerId: {type: String!, attribute: CustomerId}" in text
+    assert 'sort: {template: "{orderId}", between: [from, to]}' in text
+    assert 'index: byDate\n    partition: "{customerId}"\n' in text
+
+
+def test_a_binary_sort_key(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "blobs", _blobs(), ("owner", "digest"), types={"digest": "B"}
+    )
+    assert types == {"Blob"}  # 1 of 1
+    assert "  sortKey: {name: digest, type: B}\n" in text
+    assert 'key: {pk: "{owner}", sk: "{digest}"}' in text
+    assert "digest: String!  # on all 3 items, a binary key: base64 in GraphQL" in text
+
+
+def test_a_constant_sort_key_parent_and_references_as_teams_store_them(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "northwind", _northwind())
+    assert types == {"Product", "Customer", "Group", "Order", "OrderProduct"}  # 5 of 5
+    # the order's own item under the constant sort key ORDER: a parent of its lines
+    assert 'key: {pk: "orderID#{id}", sk: ORDER}' in text
+    assert "every item of this shape has the sort key 'ORDER', one per partition" in text
+    assert "parent: {type: Order, field: order, collection: orderProducts" in text
+    # customerID holds the customer's whole key; Subscriptions a list of product ids
+    assert "customer: {type: Customer, ref: {field: customerID, holds: key}}" in text
+    assert 'products: {type: "[Product!]!", ref: subscriptions}' in text
+    assert "product: {type: Product, ref: productId}" in text
+
+
+def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "hr", _hr(), indexes=(("GSI_1", "SK", "Data"),)
+    )
+    assert types == {"Employee", "Warehouse", "HrConfidential"}  # 3 of 3
+    # the employee's own item: its sort key repeats the partition's value after `HR-`
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "EMPLOYEE{employeeId}"}' in text
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "Warehouse_{id}"}' in text
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: HR_confidential}' in text
+    # Data, overloaded, read back into each type's own field, named by what it holds
+    assert "name: {type: String!, attribute: Data}" in text
+    assert "date: {type: Date!, attribute: Data}" in text and "data:" not in text
+    assert 'GSI_1: {pk: "EMPLOYEE{employeeId}", sk: "{name}"}' in text
+    # the page's access patterns: employees of a warehouse, recent hires by date
+    assert 'partition: "Warehouse_{id}"\n    sort: {template: "{date}"' in text
+    # a quarter's sort key has no word of its own: left out, said
+    assert "# note: 4 items left out (e.g. PK='HR-EMPLOYEE" in text
+    assert 'partition: HR_confidential\n    sort: {template: "{date}", between: [from, to]}' in text
+
+
+def test_a_reverse_edge_over_an_index_on_the_sort_key_with_another_sort_key(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    """AWS's relational-to-adjacency-list example (test_team_tables.HR_ITEMS): `Data` a name on
+    a node item, a date on an edge item, GSI_1 keyed on the sort key and `Data`."""
+    text, types, _ = _round_trip(
+        dynamodb, tmp_path, "hr", HR_ITEMS, indexes=(("GSI_1", "SK", "Data"),)
+    )
+    assert types == {"Employee", "Project"}  # 2 of 2, and the edge
+    assert "date: {type: Date!, attribute: Data}  # on all 3 items, ISO dates; overloaded" in text
+    assert "reverse: {field: employees, index: GSI_1}  # guess: GSI_1 is keyed on the" in text
+    # one item's Data is no constant: the project's name
+    assert 'GSI_1: {pk: "PROJ#{id}", sk: "{name}"}' in text
+
+
+def test_items_under_partitions_no_item_owns_hang_on_an_implicit_node(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "posts", _members_and_posts())
+    assert types == {"Group", "User", "Post"}  # 3 of 3, and the edge
+    assert '  User:  # guess: an implicit node: "USER#…" keys appear only inside' in text
+    assert "parent: {type: User, field: user, collection: posts" in text
+    assert "    from: User\n    to: Group\n" in text
+    assert "an edge from an implicit type" in text and "a child of an implicit type" in text

@@ -1,0 +1,120 @@
+"""Implicit nodes: key prefixes that appear only inside other items' keys (seed 002's students
+and courses, which exist only as the keys of their enrolments), drafted as ``implicit: true``
+types, the items keyed under them as their edges or children."""
+
+from __future__ import annotations
+
+import re
+
+from .roles import Roles
+from .shapes import Kind
+from .values import ID, SEPARATOR_CHARS, n_items, type_name
+
+__all__ = ["Implicit"]
+
+ID_SUFFIX = re.compile(r"^(?P<stem>[A-Za-z][A-Za-z0-9]*?)_?(?:ID|Id|id)$")
+
+
+class Implicit(Roles):
+    """Classification with implicit nodes."""
+
+    def classify(self, kinds: list[Kind]) -> None:
+        super().classify(kinds)
+        if self.implicit_nodes(kinds):
+            self.name_kinds(kinds)
+
+    def implicit_nodes(self, kinds: list[Kind]) -> bool:
+        """Turns keyed kinds under prefixes no item owns into edges between (or children of)
+        implicit nodes; True when it made any."""
+        own = {c.pk_prefix for c in kinds if c.role == "node" or c.own}
+        made: dict[str, Kind] = {}
+        nodes = {c.pk_prefix: c for c in kinds if c.role == "node" and c.pk_prefix}
+        changed = False
+        for k in list(kinds):
+            if k.role != "keyed" or k.tag is not None or k.own:
+                continue
+            if not k.pk_prefix or k.pk_prefix in own or not k.sk_prefix:
+                continue
+            sources = [r.pk[len(k.pk_prefix) :] for r in k.rows]
+            targets = [r.sk[len(k.sk_prefix) :] for r in k.rows]
+            if not all(ID.match(i) for i in sources):
+                continue
+            target = nodes.get(k.sk_prefix)
+            shared = any(n > 1 for n in _counts(targets).values())
+            if target is not None and target.same and target.rows:
+                keys = {r.pk for r in target.rows}
+                if not all(r.sk in keys for r in k.rows) or k.sk_prefix == k.pk_prefix:
+                    continue
+                source = self._implicit(k.pk_prefix, self.info.pk, made, kinds)
+                k.role, k.source, k.target = "edge", source, target
+                k.notes.append(
+                    f"every sort key is the key of a sampled {k.sk_prefix}… item and no item "
+                    f'owns "{k.pk_prefix}…": an edge from an implicit type'
+                )
+            elif (
+                k.sk_prefix not in own
+                and all(ID.match(i) for i in targets)
+                and (shared or self.inverted)
+            ):
+                if k.sk_prefix == k.pk_prefix:
+                    continue
+                source = self._implicit(k.pk_prefix, self.info.pk, made, kinds)
+                target = self._implicit(k.sk_prefix, self.sk, made, kinds)
+                k.role, k.source, k.target = "edge", source, target
+                why = "a sort-key value under several partitions" if shared else ""
+                why = why or f"{self.inverted[0]} (the table's keys swapped) reads them back"
+                k.notes.append(
+                    f'{n_items(k.count)} between "{k.pk_prefix}…" and "{k.sk_prefix}…" keys '
+                    f"that no item owns: an edge between two implicit types ({why})"
+                )
+            else:
+                k.role, k.parent = "child", self._implicit(k.pk_prefix, self.info.pk, made, kinds)
+                k.notes.append(
+                    f'no item owns "{k.pk_prefix}…" and each sort key is under one partition: '
+                    "a child of an implicit type"
+                )
+            changed = True
+        for node in made.values():
+            seen = {
+                r.pk[len(node.pk_prefix) :] if r.pk.startswith(node.pk_prefix) else ""
+                for c in kinds
+                if node in (c.source, c.parent, c.target)
+                for r in c.rows
+            } | {
+                r.sk[len(node.pk_prefix) :]
+                for c in kinds
+                if c.target is node
+                for r in c.rows
+                if r.sk.startswith(node.pk_prefix)
+            }
+            node.seen = sorted(seen - {""})
+        return changed
+
+    def _implicit(
+        self, prefix: str, attribute: str, made: dict[str, Kind], kinds: list[Kind]
+    ) -> Kind:
+        """The implicit node kind of a prefix, named after the key attribute it appears in
+        when that attribute names an id (``studentID`` → ``Student``), else after the prefix."""
+        if prefix in made:
+            return made[prefix]
+        in_pk = any(r.pk.startswith(prefix) for r in self.rows)
+        in_sk = any(r.sk.startswith(prefix) for r in self.rows)
+        match = ID_SUFFIX.match(attribute)
+        if match and in_pk != in_sk:
+            label = type_name(match.group("stem"))
+            evidence = f"named after the key attribute {attribute}, which holds these keys"
+        else:
+            label = type_name(prefix.rstrip(SEPARATOR_CHARS))
+            evidence = "named after the key prefix"
+        node = Kind(None, prefix, prefix, True, rows=[], role="node", implicit=True, label=label)
+        node.notes.append(evidence)
+        made[prefix] = node
+        kinds.append(node)
+        return node
+
+
+def _counts(values: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
