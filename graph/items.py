@@ -330,12 +330,15 @@ class Codec:
             key.sk,
         )
 
-    def keeps_nodes(self, *nodes: NodeType) -> Callable[[Item], bool]:
+    def keeps_nodes(self, *nodes: NodeType, sources: bool = False) -> Callable[[Item], bool]:
         """Whether a listed item answers a node of one of ``nodes`` (one type, or the several
         of a collection): a node's own item, or an edge item with such a node at one end
-        (:meth:`listed`). Items of other types are never answered nor counted."""
+        (:meth:`listed`); with ``sources``, at its ``from`` end only (a partition of an index
+        keyed on the table's sort key holds a node and the edges to it: those answer their
+        sources, never that node again). Items of other types are never answered nor
+        counted."""
         names = tuple(n.name for n in nodes)
-        found = self._keeps.get(("node", *names))
+        found = self._keeps.get(("sources" if sources else "node", *names))
         if found is None:
             where = f"a list of {' or '.join(names)}"
 
@@ -346,9 +349,11 @@ class Codec:
                 edge = self.edge_type(item) if found is None else None
                 if edge is None and found is None:
                     self._unexplained(item, where)
-                return edge is not None and (edge.source in names or edge.target in names)
+                if edge is None:
+                    return False
+                return edge.source in names or (not sources and edge.target in names)
 
-            found = self._keeps[("node", *names)] = keep
+            found = self._keeps[("sources" if sources else "node", *names)] = keep
         return found
 
     def listed(self, item: Item, names: tuple[str, ...], whole: bool = True) -> Ref:

@@ -404,7 +404,7 @@ class Resolvers:
         enums = self.model.enums
         index_name = query.index.name
         forward = query.order == "asc"
-        keep = self.codec.keeps_nodes(*results)
+        keep = self.codec.keeps_nodes(*results, sources=query.index.pk == self.model.sort_key)
         bounds = query.between or ()
         needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
 

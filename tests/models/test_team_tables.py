@@ -982,3 +982,19 @@ def test_a_filter_on_a_path_ending_with_a_reference_is_refused() -> None:
     assert any(
         "Group.products is a reference (no edge item)" in line for line in raised.value.lines
     ), raised.value.lines
+
+
+async def test_a_query_over_a_node_partition_of_an_index_on_the_sort_key_answers_the_node_once(
+    team_http: TeamTable,
+) -> None:
+    """The GSI_1 partition PROJ#p1 holds the project's own item and its three incoming edges;
+    an access pattern answering Projects there answers p1 once: an edge whose target is the
+    partition's node is not another answer (its source, an Employee, is not a Project)."""
+    model = HR.replace(
+        "edges:\n",
+        'queries:\n  projectsX: {type: Project, index: GSI_1, partition: "PROJ#{id}"}\nedges:\n',
+        1,
+    )
+    http = await team_http(model, HR_TABLE, HR_ITEMS)
+    body = await gql(http, '{ projectsX(id: "p1") { totalCount edges { node { title } } } }')
+    assert body["data"]["projectsX"] == {"totalCount": 1, "edges": [{"node": {"title": "Apollo"}}]}
