@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from .run import Options, run
+from .options import Options
+from .run import run
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

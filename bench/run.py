@@ -1,4 +1,4 @@
-"""The whole bench: one moto and one metering proxy, the data, figures 1-8, RESULTS.md, plots."""
+"""The whole bench: one moto and one metering proxy, the data, figures 1-9, RESULTS.md, plots."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from graph.client import Endpoint, create_table, open_client
@@ -32,6 +30,7 @@ from .data import FANOUTS, Dataset, build
 from .measure import in_process, say
 from .memory import Memory
 from .naive import create_naive_app
+from .options import Options
 from .queries import BenchQuery, bench_queries
 from .report import Section, environment, write
 from .sections import (
@@ -44,25 +43,9 @@ from .sections import (
     throughput_text,
 )
 
-__all__ = ["Options", "run"]
+__all__ = ["run"]
 
 TABLE = "bench"
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@dataclass(frozen=True)
-class Options:
-    iterations: int = 15  # per query for ours (half as many for naive), figure 2
-    cpu_iterations: int = 30  # per variant, figure 3
-    clients: tuple[int, ...] = (1, 8, 32, 64)  # figure 4
-    workers: tuple[int, ...] = (1, 2)  # figure 4, `edgewise serve --workers N`
-    duration: float = 4.0  # seconds per cell (server, query, clients), figure 4
-    naive_clients: int = 32  # figure 4, the naive baseline on Q1@10
-    bulk_items: int = 100_000  # figure 5, straight into moto
-    bulk_latency_items: int = 10_000  # figure 5, through the proxy with latency
-    latency: float = 0.010  # seconds per DynamoDB call, figures 2 and 4
-    skip: frozenset[str] = frozenset()  # figure numbers to leave out
-    output: Path = RESULTS  # RESULTS.md and the plots
 
 
 def _prepare_environment() -> None:

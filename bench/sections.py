@@ -12,7 +12,7 @@ from .queries import NAMES
 from .report import Section
 
 if TYPE_CHECKING:
-    from .run import Options
+    from .options import Options
 
 __all__ = ["bulk_text", "cpu_text", "latency_text", "requests_text", "throughput_text"]
 
