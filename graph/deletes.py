@@ -14,41 +14,35 @@ every delete left part-way (a crash, a timeout), at the next start of the server
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from model import Model, NodeType
+from model import EdgeType, Model, NodeType
 
-from .errors import Conflict, NotFound
-from .expressions import Expr
+from .errors import Conflict, EdgewiseError, NotFound
 from .items import Ref
 from .keys import ItemKey
+from .marks import is_marked, unmarked
+from .mutate import Writer
 from .reads import Branch, Listing, Reads
-from .replicas import Moved
+from .replicas import Delta, Moved
 from .table import Failure, Item
 from .transaction import MAX_ACTIONS, Action
 
-if TYPE_CHECKING:
-    from .mutate import Writer, _Removal
-
-__all__ = ["delete_node", "finish_deletion", "is_marked", "resume_deletions", "unmarked"]
+__all__ = [
+    "delete",
+    "delete_node",
+    "finish_deletion",
+    "is_marked",
+    "related",
+    "resume_deletions",
+    "take",
+    "unmarked",
+]
 
 ATTEMPTS = 5
-
-
-def is_marked(model: Model, item: Mapping[str, Any] | None) -> bool:
-    """Whether ``item`` is a node being deleted (read as gone)."""
-    deletions = model.deletions
-    return deletions is not None and item is not None and bool(item.get(deletions.attribute))
-
-
-def unmarked(model: Model, expr: Expr) -> str:
-    """The condition (`` AND …``) that an item is not being deleted; empty without a
-    ``deletions`` setting."""
-    if model.deletions is None:
-        return ""
-    return f" AND attribute_not_exists({expr.name(model.deletions.attribute)})"
 
 
 class _Raced(Conflict):
@@ -71,15 +65,13 @@ def _counted(model: Model, node: NodeType) -> bool:
     )
 
 
-def _cost(removals: list[_Removal]) -> int:
-    return len(removals) + len({r.far for r in removals if r.far is not None})
-
-
 def _pack(
-    writer: Writer, removals: list[_Removal], room: int
+    writer: Writer, removals: list[_Removal], room: int, conditioned: bool = True
 ) -> tuple[list[Action], list[_Removal]]:
-    """Conditioned deletes of as many removals as fit in ``room`` actions, with one counter
-    update per far node; and the rest."""
+    """Deletes of as many removals as fit in ``room`` actions, with one counter update per far
+    node; and the rest. ``conditioned`` (the marked delete's steps): each on the item still
+    being there, so a concurrent run removing the same item cancels this batch (and it reads
+    again) instead of both decrementing the far end's counter."""
     deltas: dict[ItemKey, dict[str, int]] = {}
     actions: list[Action] = []
     taken = 0
@@ -88,16 +80,18 @@ def _pack(
         if taken + len(deltas) + cost > room:
             break
         taken += 1
-        # conditioned, so a concurrent run removing the same item cancels this batch (and it
-        # reads again) instead of both decrementing the far end's counter
-        actions.append(_delete(writer, removal.key, writer.layout.pk))
+        if conditioned:
+            actions.append(_delete(writer, removal.key, writer.layout.pk))
+        else:
+            actions.append(Action("Delete", removal.key, {"Key": writer.layout.key(removal.key)}))
         if removal.far is not None and removal.counter is not None:
             counts = deltas.setdefault(removal.far, {})
             counts[removal.counter] = counts.get(removal.counter, 0) - 1
     for far, counts in deltas.items():
         update = writer._update(far, {}, adds=counts)
-        update.condition = f"attribute_exists({update.expr.name(writer.layout.pk)})"
-        update.on_fail = _raced(far.pk)
+        if conditioned:
+            update.condition = f"attribute_exists({update.expr.name(writer.layout.pk)})"
+            update.on_fail = _raced(far.pk)
         actions.append(update)
     return actions, removals[taken:]
 
@@ -154,7 +148,7 @@ async def delete_node(
         if is_marked(model, old):
             await finish_deletion(writer, node, key, max_actions)
             return
-        removals = await writer._related(node, key)
+        removals = await related(writer, node, key)
         along = writer._claims(node, key, writer.values_of(node, old), {})
         if node.parent_counter is not None:
             parent = writer._parent_key(node, key)
@@ -162,7 +156,7 @@ async def delete_node(
         room = max_actions - 1 - len(along)
         if not contended and _counted(model, node) and _cost(removals) <= room:
             try:
-                taken, delta, rest = await writer._take(removals, room, _cost)
+                taken, delta, rest = await take(writer, removals, room, _cost)
                 if not rest:
                     delete = _delete(writer, key, writer.layout.pk)
                     _unchanged(writer, delete, node, old)
@@ -191,10 +185,10 @@ async def finish_deletion(
 ) -> None:
     """Remove a marked node's children and edges batch by batch, then the node. Safe to run
     again, and concurrently with another run."""
-    while removals := await writer._related(node, key):
+    while removals := await related(writer, node, key):
         while removals:
             try:
-                taken, delta, removals = await writer._take(removals, max_actions, _cost)
+                taken, delta, removals = await take(writer, removals, max_actions, _cost)
                 batch, _ = _pack(writer, taken, max_actions)
                 await writer._commit_delta(batch, delta)
             except (_Raced, Moved):
@@ -221,3 +215,154 @@ async def resume_deletions(writer: Writer) -> int:
         await finish_deletion(writer, node, writer.codec.item_key(item))
         finished += 1
     return finished
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """An item that goes with a deleted node, the counter it holds at its far end, and for an
+    edge, what it is (a replica may go with it)."""
+
+    key: ItemKey
+    far: ItemKey | None = None
+    counter: str | None = None
+    change: tuple[EdgeType, Ref, Ref] | None = None
+
+
+def _cost(removals: list[_Removal]) -> int:
+    return len(removals) + len({r.far for r in removals if r.far is not None})
+
+
+async def delete(writer: Writer, node: NodeType, key: ItemKey) -> None:
+    """Delete a node with its unique claims, its children and its edges in both directions,
+    decrementing the counters at their far ends: one transaction, conditioned on the node's
+    version and counters being as read, when it fits; else the children and edges first, in
+    transactions of up to 100 actions, and the node last. With a ``deletions`` setting, the
+    protocol of :mod:`graph.deletes` (the node marked first, then removed in steps)."""
+    if writer.model.deletions is not None:
+        await delete_node(writer, node, key, writer.room)
+        return
+    old = await writer.table.get_item(key)
+    if old is None:
+        raise NotFound(f"{node.name} {writer._describe(node, key)} does not exist")
+    removals = await related(writer, node, key)
+    gone = NotFound(f"{node.name} {key.pk} does not exist")
+
+    def changed(current: Item | None) -> EdgewiseError:
+        if current is None:
+            return gone
+        return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
+
+    version_attr = writer.model.version_attribute
+    version = int(old[version_attr]) if version_attr and version_attr in old else None
+    delete = writer._exists(key, changed, "Delete", version)
+    for counter in node.counters(writer.model):  # no edge added or removed meanwhile
+        name = delete.expr.name(counter)
+        delete.condition = f"{delete.condition} AND " + (
+            f"{name} = {delete.expr.value(old[counter])}"
+            if counter in old
+            else f"attribute_not_exists({name})"
+        )
+    last = [delete, *writer._claims(node, key, writer.values_of(node, old), {})]
+    if node.parent_counter is not None:
+        last.append(
+            writer._update(writer._parent_key(node, key), {}, adds={node.parent_counter: -1})
+        )
+    for _ in range(ATTEMPTS):
+        try:
+            while True:
+                taken, delta, rest = await take(writer, removals, writer.room - len(last), _cost)
+                if not rest:
+                    batch, _ = _pack(writer, taken, writer.room, conditioned=False)
+                    await writer._commit_delta(last + batch, delta)
+                    return
+                taken, delta, removals = await take(writer, removals, writer.room, _cost)
+                batch, _ = _pack(writer, taken, writer.room, conditioned=False)
+                await writer._commit_delta(batch, delta)
+        except Moved:
+            removals = await related(writer, node, key)  # a path changed: read again
+    raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
+
+
+async def related(writer: Writer, node: NodeType, key: ItemKey) -> list[_Removal]:
+    """The node's children, and its edges at either end with the counter they hold at
+    their far end."""
+    found: dict[ItemKey, _Removal] = {}
+    reads = Reads(writer.table)
+    loads = []
+    if node.single:
+        loads.append(reads.alls.load(Listing(None, (Branch(key.pk),))))
+    for edge in writer.model.edges.values():
+        if edge.target == node.name:
+            listing = writer.codec.edges_at(edge, key, "to")
+            if listing is not None:
+                loads.append(reads.alls.load(listing))
+    for items in await asyncio.gather(*loads):
+        for item in items:
+            item_key = writer.layout.item_key(item)
+            if item_key == key or item_key in found:
+                continue
+            kind = writer.codec.node_type(item)
+            if kind is not None:
+                if kind.parent is not None and kind.parent.type == node.name:
+                    found[item_key] = _Removal(item_key)
+                continue
+            if writer.upkeep is not None and writer.upkeep.is_replica(item):
+                if item_key.pk == key.pk:  # the node's own replicas
+                    found[item_key] = _Removal(item_key)
+                continue
+            found_edge = writer.codec.edge_type(item)
+            if found_edge is None or node.name not in (found_edge.source, found_edge.target):
+                continue
+            outgoing = item_key.pk == key.pk
+            far = (
+                ItemKey(item_key.sk, item_key.sk) if outgoing else ItemKey(item_key.pk, item_key.pk)
+            )
+            if outgoing and found_edge.owns:  # the far node goes too: no counter to keep
+                found[item_key] = _Removal(item_key)
+                found[far] = _Removal(far)
+                continue
+            counter = found_edge.counter("to" if outgoing else "from")
+            ends = (
+                writer.codec.end(found_edge, item, "from"),
+                writer.codec.end(found_edge, item, "to"),
+            )
+            found[item_key] = _Removal(
+                item_key, far if counter else None, counter, (found_edge, *ends)
+            )
+    return list(found.values())
+
+
+async def take(
+    writer: Writer,
+    removals: list[_Removal],
+    room: int,
+    cost: Callable[[list[_Removal]], int],
+) -> tuple[list[_Removal], Delta, list[_Removal]]:
+    """As many ``removals`` as fit in ``room`` actions (``cost``: the actions removals take)
+    with the replicas' part of the edges among them; that part; and the rest."""
+    upkeep = writer.upkeep
+    parts: list[Delta | None] = [None] * len(removals)
+    if upkeep is not None:
+        changes = {
+            i: r.change
+            for i, r in enumerate(removals)
+            if r.change is not None and upkeep.replicated(r.change[0])
+        }
+        found = await asyncio.gather(
+            *(
+                upkeep.change(edge, source, target, None)
+                for edge, source, target in changes.values()
+            )
+        )
+        for i, delta in zip(changes, found, strict=True):
+            parts[i] = delta
+    delta = Delta()
+    for taken in range(len(removals)):
+        part = parts[taken]
+        trial = Delta().merge(delta).merge(part) if part is not None else delta
+        if cost(removals[: taken + 1]) + len(trial) > room:
+            if taken == 0:  # alone too large: its replicas are written in steps
+                return removals[:1], trial, removals[1:]
+            return removals[:taken], delta, removals[taken:]
+        delta = trial
+    return removals, delta, []

@@ -11,11 +11,9 @@ transaction, so there a one-item write is a two-item transaction.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -25,10 +23,10 @@ from model.types import RECORD_EXPIRES, SHARD
 
 from . import idempotency
 from .constraints import check_values
-from .deletes import delete_node, is_marked, unmarked
 from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
 from .items import Codec, Ref, shard_of
 from .keys import ItemKey, new_id
+from .marks import is_marked, unmarked
 from .pending import commit_pending
 from .reads import Branch, Listing, Reads
 from .replicas import Delta, Moved, Upkeep, clock_of, digest_attribute, edge_hash, joined
@@ -541,158 +539,6 @@ class Writer:
         listing = self.codec.edges_at(edge, key, end)
         return [] if listing is None else await Reads(self.table).alls.load(listing)
 
-    async def delete(self, node: NodeType, key: ItemKey) -> None:
-        """Delete a node with its unique claims, its children and its edges in both directions,
-        decrementing the counters at their far ends: one transaction, conditioned on the node's
-        version and counters being as read, when it fits; else the children and edges first, in
-        transactions of up to 100 actions, and the node last. With a ``deletions`` setting, the
-        protocol of :mod:`graph.deletes` (the node marked first, then removed in steps)."""
-        if self.model.deletions is not None:
-            await delete_node(self, node, key, self.room)
-            return
-        old = await self.table.get_item(key)
-        if old is None:
-            raise NotFound(f"{node.name} {self._describe(node, key)} does not exist")
-        removals = await self._related(node, key)
-        gone = NotFound(f"{node.name} {key.pk} does not exist")
-
-        def changed(current: Item | None) -> EdgewiseError:
-            if current is None:
-                return gone
-            return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
-
-        version_attr = self.model.version_attribute
-        version = int(old[version_attr]) if version_attr and version_attr in old else None
-        delete = self._exists(key, changed, "Delete", version)
-        for counter in node.counters(self.model):  # no edge added or removed meanwhile
-            name = delete.expr.name(counter)
-            delete.condition = f"{delete.condition} AND " + (
-                f"{name} = {delete.expr.value(old[counter])}"
-                if counter in old
-                else f"attribute_not_exists({name})"
-            )
-        last = [delete, *self._claims(node, key, self.values_of(node, old), {})]
-        if node.parent_counter is not None:
-            last.append(
-                self._update(self._parent_key(node, key), {}, adds={node.parent_counter: -1})
-            )
-        for _ in range(ATTEMPTS):
-            try:
-                while True:
-                    taken, delta, rest = await self._take(removals, self.room - len(last), _cost)
-                    if not rest:
-                        batch, _ = self._pack(taken)
-                        await self._commit_delta(last + batch, delta)
-                        return
-                    taken, delta, removals = await self._take(removals, self.room, _cost)
-                    batch, _ = self._pack(taken)
-                    await self._commit_delta(batch, delta)
-            except Moved:
-                removals = await self._related(node, key)  # a path changed: read again
-        raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
-
-    def _pack(self, removals: list[_Removal]) -> tuple[list[Action], list[_Removal]]:
-        """As many removals as fit in one transaction (with one counter update per far node),
-        and the rest."""
-        deltas: dict[ItemKey, dict[str, int]] = {}
-        taken = 0
-        for removal in removals:
-            extra = removal.far is not None and removal.far not in deltas
-            if taken + len(deltas) + 1 + extra > self.room:
-                break
-            taken += 1
-            if removal.far is not None and removal.counter is not None:
-                counts = deltas.setdefault(removal.far, {})
-                counts[removal.counter] = counts.get(removal.counter, 0) - 1
-        actions = [_delete(self, r.key) for r in removals[:taken]]
-        actions += [self._update(far, {}, adds=counts) for far, counts in deltas.items()]
-        return actions, removals[taken:]
-
-    async def _related(self, node: NodeType, key: ItemKey) -> list[_Removal]:
-        """The node's children, and its edges at either end with the counter they hold at
-        their far end."""
-        found: dict[ItemKey, _Removal] = {}
-        reads = Reads(self.table)
-        loads = []
-        if node.single:
-            loads.append(reads.alls.load(Listing(None, (Branch(key.pk),))))
-        for edge in self.model.edges.values():
-            if edge.target == node.name:
-                listing = self.codec.edges_at(edge, key, "to")
-                if listing is not None:
-                    loads.append(reads.alls.load(listing))
-        for items in await asyncio.gather(*loads):
-            for item in items:
-                item_key = self.layout.item_key(item)
-                if item_key == key or item_key in found:
-                    continue
-                kind = self.codec.node_type(item)
-                if kind is not None:
-                    if kind.parent is not None and kind.parent.type == node.name:
-                        found[item_key] = _Removal(item_key)
-                    continue
-                if self.upkeep is not None and self.upkeep.is_replica(item):
-                    if item_key.pk == key.pk:  # the node's own replicas
-                        found[item_key] = _Removal(item_key)
-                    continue
-                found_edge = self.codec.edge_type(item)
-                if found_edge is None or node.name not in (found_edge.source, found_edge.target):
-                    continue
-                outgoing = item_key.pk == key.pk
-                far = (
-                    ItemKey(item_key.sk, item_key.sk)
-                    if outgoing
-                    else ItemKey(item_key.pk, item_key.pk)
-                )
-                if outgoing and found_edge.owns:  # the far node goes too: no counter to keep
-                    found[item_key] = _Removal(item_key)
-                    found[far] = _Removal(far)
-                    continue
-                counter = found_edge.counter("to" if outgoing else "from")
-                ends = (
-                    self.codec.end(found_edge, item, "from"),
-                    self.codec.end(found_edge, item, "to"),
-                )
-                found[item_key] = _Removal(
-                    item_key, far if counter else None, counter, (found_edge, *ends)
-                )
-        return list(found.values())
-
-    async def _take(
-        self,
-        removals: list[_Removal],
-        room: int,
-        cost: Callable[[list[_Removal]], int],
-    ) -> tuple[list[_Removal], Delta, list[_Removal]]:
-        """As many ``removals`` as fit in ``room`` actions (``cost``: the actions removals take)
-        with the replicas' part of the edges among them; that part; and the rest."""
-        upkeep = self.upkeep
-        parts: list[Delta | None] = [None] * len(removals)
-        if upkeep is not None:
-            changes = {
-                i: r.change
-                for i, r in enumerate(removals)
-                if r.change is not None and upkeep.replicated(r.change[0])
-            }
-            found = await asyncio.gather(
-                *(
-                    upkeep.change(edge, source, target, None)
-                    for edge, source, target in changes.values()
-                )
-            )
-            for i, delta in zip(changes, found, strict=True):
-                parts[i] = delta
-        delta = Delta()
-        for taken in range(len(removals)):
-            part = parts[taken]
-            trial = Delta().merge(delta).merge(part) if part is not None else delta
-            if cost(removals[: taken + 1]) + len(trial) > room:
-                if taken == 0:  # alone too large: its replicas are written in steps
-                    return removals[:1], trial, removals[1:]
-                return removals[:taken], delta, removals[taken:]
-            delta = trial
-        return removals, delta, []
-
     # ---- edges -----------------------------------------------------------------------------
 
     async def add_edge(
@@ -968,21 +814,6 @@ def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, model: Mode
         return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
 
     return failure
-
-
-@dataclass(frozen=True)
-class _Removal:
-    """An item that goes with a deleted node, the counter it holds at its far end, and for an
-    edge, what it is (a replica may go with it)."""
-
-    key: ItemKey
-    far: ItemKey | None = None
-    counter: str | None = None
-    change: tuple[EdgeType, Ref, Ref] | None = None
-
-
-def _cost(removals: list[_Removal]) -> int:
-    return len(removals) + len({r.far for r in removals if r.far is not None})
 
 
 def _delete(writer: Writer, key: ItemKey) -> Action:

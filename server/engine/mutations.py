@@ -21,6 +21,7 @@ from graphql import (
     Undefined,
 )
 
+from graph.deletes import delete
 from graph.errors import BadUserInput, NotFound
 from graph.items import Ref
 from graph.mutate import Writer, now_iso
@@ -214,7 +215,7 @@ class _Mutations:
         ctx: ModelContext = info.context
         ctx.require_admin(f"delete a {node.name}")
         ref = _find(ctx, node, args)
-        await _writer(ctx).delete(node, ref.key)
+        await delete(_writer(ctx), node, ref.key)
         ctx.reads.items.clear(ref.key)
         return {"id": ctx.codec.global_id(ref)}
 

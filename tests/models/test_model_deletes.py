@@ -452,7 +452,7 @@ async def test_an_edge_added_after_the_mark_is_refused(
 
 @pytest.mark.parametrize(("max_actions", "reads"), [(100, 2), (4, 1)])
 async def test_an_edge_added_after_the_delete_read_the_edges_is_deleted_too(
-    demo: Table, engine: Engine, max_actions: int, reads: int
+    demo: Table, engine: Engine, max_actions: int, reads: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """In one transaction (100), the node's counter changed, so the transaction's condition
     fails and the delete reads the node and its edges again (then marks it: edges come and go).
@@ -460,7 +460,7 @@ async def test_an_edge_added_after_the_delete_read_the_edges_is_deleted_too(
     table = demo.for_request()
     writer = writer_for(table, engine)
     node = await create_hub(writer, "User", "hubuser")
-    related = writer._related
+    related = deletes.related
     outcomes = []
 
     async def related_then_join(*args: Any) -> Any:
@@ -469,7 +469,7 @@ async def test_an_edge_added_after_the_delete_read_the_edges_is_deleted_too(
             outcomes.append(await join(writer, node, "late"))
         return found
 
-    writer._related = related_then_join  # type: ignore[method-assign]
+    monkeypatch.setattr(deletes, "related", related_then_join)
     await deletes.delete_node(writer, node.type, node.key, max_actions=max_actions)
     assert outcomes == ["added"]
     assert table.trace.operations["GetItem"] == reads
