@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from model.filters import Comparison, Where
+from model.values import Comparison, Where
 
 __all__ = ["Expr"]
 

@@ -22,8 +22,8 @@ from aiodataloader import DataLoader
 from boto3.dynamodb.types import Binary
 
 from model import Bounds, Template
-from model.filters import Where
 from model.templates import HIGHEST
+from model.values import Where
 
 from .errors import BadUserInput
 from .expressions import Expr

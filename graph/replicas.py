@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model import EdgeType, Field, KeyValueError, Model, NodeType
-from model.replicas import Replica
+from model.values import Replica
 
 from .errors import BadUserInput, Conflict, EdgewiseError, Unavailable
 from .items import Codec, Ref

@@ -6,11 +6,10 @@ enforced by :mod:`server.engine.access`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
 
 from . import spec as s
 from .types import EdgeType, Model, NodeType
+from .values import Access, AccessPath, Grant, Hop
 
 __all__ = [
     "SELF",
@@ -29,46 +28,6 @@ SELF = "self"
 Where = tuple[str | int, ...]
 Report = Callable[[Where, str], None]
 Suggest = Callable[[str, list[str]], str]
-
-
-@dataclass(frozen=True, slots=True)
-class Hop:
-    """One step along the edge field ``field`` of a ``start`` node: to the ``far`` end of an
-    ``edge`` item, a node of ``type``; or (``ref``) along a reference field to the node or
-    nodes its value names (``edge`` is then empty)."""
-
-    field: str
-    start: str
-    edge: str
-    far: Literal["from", "to"]
-    type: str
-    ref: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class AccessPath:
-    """``self`` (no hops) or edge fields joined by dots, from the principal's node."""
-
-    text: str
-    hops: tuple[Hop, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Grant:
-    """A mutation's condition on one argument: the node it names (a bare or global id of
-    ``type``) is reached by one of ``paths``."""
-
-    argument: tuple[str, ...]  # ("input", "id") or ("userId",)
-    type: str
-    paths: tuple[AccessPath, ...]
-
-
-@dataclass(frozen=True)
-class Access:
-    principal: str
-    read: dict[str, tuple[AccessPath, ...]]  # node type -> paths
-    fields: dict[str, dict[str, tuple[AccessPath, ...]]]  # node type -> field -> paths
-    mutations: dict[str, tuple[Grant, ...]]  # mutation -> conditions, all of which must hold
 
 
 def hops_of(model: Model, node: str) -> dict[str, Hop]:

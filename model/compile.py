@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from . import spec as s
-from .filters import Where
 from .templates import Template, TemplateSyntaxError, overlap
 from .types import (
     SCALARS,
@@ -31,6 +30,7 @@ from .types import (
     TypeRef,
     Unique,
 )
+from .values import Where
 
 __all__ = ["Problem", "compile_model", "lower_first", "singular"]
 

@@ -7,12 +7,12 @@ is sent as a FilterExpression once bound to the arguments given (:meth:`Where.bo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
 
 from .types import EdgeType, Field, Model, TypeRef
+from .values import BAD, KINDS, Comparison, Kind, Where, aware, compared
 
 __all__ = ["NOW", "Comparison", "Where", "compile_filter", "compile_where"]
 
@@ -24,122 +24,6 @@ Fields = Mapping[str, Field]
 NOW = "now"
 OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "in")
 ORDERED = ("lt", "lte", "gt", "gte")
-
-Kind = Literal["string", "enum", "number", "boolean", "date", "datetime"]
-_KINDS: dict[str, Kind] = {
-    "String": "string",
-    "ID": "string",
-    "Int": "number",
-    "Float": "number",
-    "Boolean": "boolean",
-    "Date": "date",
-    "DateTime": "datetime",
-}
-_BAD = object()  # an attribute of the wrong type: fails every comparison
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _value(kind: Kind, raw: Any) -> Any:
-    """A stored attribute as the filter compares it, or ``_BAD``."""
-    try:
-        if kind in ("string", "enum"):
-            return raw if isinstance(raw, str) else _BAD
-        if kind == "number":
-            ok = isinstance(raw, int | float | Decimal) and not isinstance(raw, bool)
-            return Decimal(str(raw)) if ok else _BAD
-        if kind == "boolean":
-            return raw if isinstance(raw, bool) else _BAD
-        if kind == "date":
-            return date.fromisoformat(raw) if isinstance(raw, str) else _BAD
-        return _aware(datetime.fromisoformat(raw)) if isinstance(raw, str) else _BAD
-    except (ValueError, InvalidOperation):
-        return _BAD
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """``attribute <op> value``; ``now``: the value is the time of the request; ``argument``:
-    the value is that argument's, once bound."""
-
-    attribute: str
-    op: str
-    kind: Kind
-    value: Any = None  # None, a compared value, or a tuple of them (``in``)
-    now: bool = False
-    argument: str | None = None
-
-    def bound(self, arguments: Mapping[str, Any]) -> Comparison | None:
-        """This comparison with its argument's value, or None when the argument is not given
-        (the comparison is left out)."""
-        if self.argument is None:
-            return self
-        given = arguments.get(self.argument)
-        if given is None:
-            return None
-        if self.op == "in":
-            value: Any = tuple(_value(self.kind, v) for v in given)
-        else:
-            value = _value(self.kind, given)
-        return Comparison(self.attribute, self.op, self.kind, value)
-
-    def holds(self, item: Mapping[str, Any], now: datetime) -> bool:
-        raw = item.get(self.attribute)
-        actual = None if raw is None else _value(self.kind, raw)
-        if actual is _BAD:
-            return False
-        expected = self.value
-        if self.now:
-            expected = now.date() if self.kind == "date" else now
-        if self.op == "eq":
-            return bool(actual == expected)
-        if self.op == "ne":
-            return bool(actual != expected)
-        if self.op == "in":
-            return actual in expected
-        if actual is None:  # null orders with nothing
-            return False
-        if self.op == "lt":
-            return bool(actual < expected)
-        if self.op == "lte":
-            return bool(actual <= expected)
-        if self.op == "gt":
-            return bool(actual > expected)
-        return bool(actual >= expected)
-
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """Every comparison holds, and one filter of each ``or`` group."""
-
-    tests: tuple[Comparison, ...] = ()
-    alternatives: tuple[tuple[Where, ...], ...] = ()
-
-    def holds(self, item: Mapping[str, Any], now: datetime) -> bool:
-        return all(t.holds(item, now) for t in self.tests) and all(
-            any(w.holds(item, now) for w in group) for group in self.alternatives
-        )
-
-    def names(self) -> frozenset[str]:
-        """The arguments this filter compares with."""
-        own = {t.argument for t in self.tests if t.argument is not None}
-        return frozenset(own).union(*(w.names() for g in self.alternatives for w in g))
-
-    def bound(self, arguments: Mapping[str, Any]) -> Where | None:
-        """The filter with its arguments' values, every comparison whose argument is not given
-        left out; None when nothing is left to test (every item passes)."""
-        tests = tuple(t for t in (c.bound(arguments) for c in self.tests) if t is not None)
-        alternatives = []
-        for group in self.alternatives:
-            bound = [w.bound(arguments) for w in group]
-            if any(w is None for w in bound):
-                continue  # an alternative that always holds: so does the group
-            alternatives.append(tuple(w for w in bound if w is not None))
-        if not tests and not alternatives:
-            return None
-        return Where(tests, tuple(alternatives))
 
 
 def compile_where(
@@ -244,7 +128,7 @@ class _Compiler:
 
     def tests(self, place: Place, field: Field, value: Any) -> list[Comparison] | None:
         type_ = field.type
-        kind: Kind | None = "enum" if type_.name in self.enums else _KINDS.get(type_.name)
+        kind: Kind | None = "enum" if type_.name in self.enums else KINDS.get(type_.name)
         if kind is None or type_.list:
             self.report(
                 place,
@@ -281,7 +165,7 @@ class _Compiler:
                     self.report(where, "`in` lists the values to match, e.g. `in: [A, B]`")
                     return None
                 values = [self.literal(where, field, kind, v) for v in operand]
-                if any(v is _BAD for v in values):
+                if any(v is BAD for v in values):
                     return None
                 tests.append(Comparison(field.attribute, op, kind, tuple(values)))
                 continue
@@ -296,7 +180,7 @@ class _Compiler:
                 tests.append(Comparison(field.attribute, op, kind, None, True))
                 continue
             literal = self.literal(where, field, kind, operand)
-            if literal is _BAD:
+            if literal is BAD:
                 return None
             tests.append(Comparison(field.attribute, op, kind, literal))
         return tests
@@ -317,7 +201,7 @@ class _Compiler:
             )
             self.report(place, f"unknown argument {operand!r}; {fix}")
             return False
-        given: Kind | None = "enum" if declared.name in self.enums else _KINDS.get(declared.name)
+        given: Kind | None = "enum" if declared.name in self.enums else KINDS.get(declared.name)
         enum_ok = kind != "enum" or declared.name == field.type.name
         if given != kind or not enum_ok or declared.list != (op == "in"):
             want = f"[{field.type.name}!]" if op == "in" else field.type.name
@@ -330,11 +214,11 @@ class _Compiler:
         return name
 
     def literal(self, place: Place, field: Field, kind: Kind, value: Any) -> Any:
-        """The value a test compares with, or ``_BAD`` (reported)."""
+        """The value a test compares with, or ``BAD`` (reported)."""
         if value is None:
             return None
         name = field.type.name
-        converted: Any = _BAD
+        converted: Any = BAD
         if kind == "enum":
             values = self.enums[name]
             if value in values:
@@ -343,7 +227,7 @@ class _Compiler:
                 place,
                 f"{value!r} is not a value of {name}; {self.suggest(str(value), list(values))}",
             )
-            return _BAD
+            return BAD
         if kind == "string" and isinstance(value, str):
             converted = value
         elif kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
@@ -354,13 +238,13 @@ class _Compiler:
             if isinstance(value, date) and not isinstance(value, datetime):
                 converted = value
             elif isinstance(value, str):
-                converted = _value("date", value)
+                converted = compared("date", value)
         elif kind == "datetime":
             if isinstance(value, datetime):
-                converted = _aware(value)
+                converted = aware(value)
             elif isinstance(value, str):
-                converted = _value("datetime", value)
-        if converted is _BAD:
+                converted = compared("datetime", value)
+        if converted is BAD:
             example = {
                 "string": '"text"',
                 "number": "42",

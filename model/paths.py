@@ -7,16 +7,17 @@ shapes are checked here against the model, filters in :mod:`model.filters`;
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal, Protocol
 
 from pydantic.alias_generators import to_camel
 
 from . import spec as s
-from .access import Hop, hops_of, ref_hops
-from .filters import Where, compile_where
-from .replicas import Replica, compile_replica, replica_misses
+from .access import hops_of, ref_hops
+from .filters import compile_where
+from .replicas import compile_replica, replica_misses
 from .types import Field, Model, NodeType, TypeRef
+from .values import Hop, Replica, Walk
 
 __all__ = ["Walk", "compile_walks", "path_field"]
 
@@ -25,27 +26,6 @@ Report = Callable[[Place, str], None]
 Suggest = Callable[[str, list[str]], str]
 
 OPTIONS = {"type", "description", "path", "where", "shape", "arguments", "materialize"}
-
-
-@dataclass(frozen=True, slots=True)
-class Walk:
-    """A path field: ``hops`` from the field's type, ``where`` on the last hop's edge items, and
-    the answer: ``nodes`` (each node reached once, in the order first reached), ``objects``
-    (one per node reached: ``fills`` maps each field of the object to the hop whose nodes fill
-    it, the last hop's being the node itself) or ``exists`` (whether the node the ID argument
-    ``argument`` names is reached)."""
-
-    hops: tuple[Hop, ...]
-    where: Where | None
-    answer: Literal["nodes", "objects", "exists"]
-    fills: tuple[tuple[str, int], ...] = ()
-    argument: str | None = None
-    replica: Replica | None = None  # read from this replica of the path (``materialize:``)
-
-    @property
-    def target(self) -> str:
-        """The type the path ends at."""
-        return self.hops[-1].type
 
 
 class _Checks(Protocol):

@@ -6,47 +6,17 @@ and :mod:`server.engine.paths` reads from them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from . import spec as s
-from .access import Hop
-from .filters import Where
 from .templates import Placeholder, Template, TemplateSyntaxError, overlap
 from .types import Model, NodeType
+from .values import Hop, Replica, Where
 
 __all__ = ["Replica", "compile_replica", "replica_misses", "via_names"]
 
 Place = tuple[str | int, ...]
 Report = Callable[[Place, str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Replica:
-    """The replica ``name`` (``User.products``, the field that declares it) of the path
-    ``hops`` from ``start``: items keyed ``pk``/``sk`` over ``from``, ``vias`` (the nodes between,
-    in path order) and ``to``, holding ``copies`` (field name, attribute) of the last hop's edge
-    and, with a type attribute, ``type_value``. ``declared``: the type under ``types:`` that
-    names its items, if any (``names`` maps its placeholders to ours)."""
-
-    name: str
-    start: str
-    hops: tuple[Hop, ...]
-    pk: Template
-    sk: Template
-    vias: tuple[str, ...]
-    copies: tuple[tuple[str, str], ...]
-    type_value: str
-    declared: str | None = None
-    names: tuple[tuple[str, str], ...] = ()  # (declared type's placeholder, ours)
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        """The placeholder of each node of the path, start first."""
-        return ("from", *self.vias, "to")
-
-    def key_values(self, ids: tuple[str, ...]) -> dict[str, str]:
-        """The placeholders' values for the ids of the path's nodes, start first."""
-        return dict(zip(self.nodes, ids, strict=True))
 
 
 def via_names(hops: int) -> tuple[str, ...]:

@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from .templates import Template
-
-if TYPE_CHECKING:
-    from .access import Access
-    from .filters import Where
-    from .paths import Walk
-    from .replicas import Replica
+from .values import Access, Replica, Walk, Where
 
 __all__ = [
     "INTERNAL",

@@ -33,7 +33,7 @@ from graph.pending import resume_replicas
 from graph.replicas import Difference
 from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, Model, ModelError, json_schema
-from model.replicas import Replica
+from model.values import Replica
 
 from .engine import DEMO, Engine, engine_for
 from .logs import FORMATS, configure

@@ -4,8 +4,8 @@ access pattern with the DynamoDB operations it costs."""
 from __future__ import annotations
 
 from model import Model, NodeType, Query
-from model.paths import Walk
 from model.types import SHARD
+from model.values import Walk
 
 __all__ = ["access_patterns", "summary"]
 

@@ -25,7 +25,7 @@ from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.table import Item
 from model import Model
-from model.access import Access, AccessPath, Grant, Hop
+from model.values import Access, AccessPath, Grant, Hop
 
 from ..errors import Forbidden
 from .context import Info, ModelContext, granted

@@ -22,8 +22,7 @@ from graph.reads import Branch, Listing
 from graph.replicas import pending
 from graph.table import Item
 from model import EdgeType, Field
-from model.access import Hop
-from model.paths import Walk
+from model.values import Hop, Walk
 
 from .context import Info, ModelContext
 from .fields import Plan, Resolvers

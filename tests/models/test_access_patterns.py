@@ -26,7 +26,7 @@ from graph.embedded import EmbeddedDynamoDB
 from graph.reads import Branch, Listing, PageKey, Reads
 from graph.table import Layout, Table
 from model import ModelError, parse_model
-from model.filters import Comparison, Where
+from model.values import Comparison, Where
 from server.app import create_app
 from server.engine import engine_for
 from server.settings import Settings

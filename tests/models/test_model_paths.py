@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from model import parse_model
-from model.filters import Comparison
+from model.values import Comparison
 from server.summary import summary
 from tests.helpers import gql
 
