@@ -5,7 +5,7 @@ request's loader, so the answer needs no eventually-consistent read."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from graphql import (
     GraphQLArgument,
@@ -16,6 +16,7 @@ from graphql import (
     GraphQLInputObjectType,
     GraphQLInt,
     GraphQLList,
+    GraphQLNamedType,
     GraphQLNonNull,
     GraphQLObjectType,
     Undefined,
@@ -26,7 +27,7 @@ from graph.errors import BadUserInput, NotFound
 from graph.items import Ref
 from graph.mutate import Writer, now_iso
 from graph.reads import cursor_of
-from model import EdgeType, Field, ModelError, NodeType, TypeRef
+from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
 from model.compile import did_you_mean
 from model.types import Mutation
@@ -35,10 +36,24 @@ from .context import Info, ModelContext
 from .fields import EdgeValue, exposed, load_hook
 from .scalars import from_graphql
 
-if TYPE_CHECKING:
-    from .schema import _Builder
+__all__ = ["Types", "key_type", "mutation_type"]
 
-__all__ = ["key_type", "mutation_type"]
+
+class Types(Protocol):
+    """What the mutations need of the schema being built (:class:`server.engine.schema`'s
+    builder): the model, its output and input types, and the names already taken."""
+
+    model: Model
+    objects: dict[str, GraphQLObjectType]
+    named: dict[str, GraphQLNamedType]
+    generated: dict[str, GraphQLObjectType]
+
+    def input(self, ref: TypeRef) -> Any: ...
+
+    def edge_type_for(self, edge: EdgeType) -> GraphQLObjectType: ...
+
+    def named_output(self, name: str) -> GraphQLNamedType | None: ...
+
 
 ID_HELP = "A bare id or a global id of this type."
 NEW_ID = "The id to use; generated (a time-sortable ULID) when left out."
@@ -78,7 +93,7 @@ def _initial(fields: Iterable[Field]) -> dict[str, Any]:
 
 
 class _Mutations:
-    def __init__(self, builder: _Builder) -> None:
+    def __init__(self, builder: Types) -> None:
         self.b = builder
         self.model = builder.model
         self.fields: dict[str, GraphQLField] = {}
@@ -253,7 +268,7 @@ class _Mutations:
         return await _writer(ctx).remove_edge(edge, start, end)
 
 
-def _hook_mutation(builder: _Builder, mutation: Mutation) -> GraphQLField:
+def _hook_mutation(builder: Types, mutation: Mutation) -> GraphQLField:
     """A mutation the model's Python function answers: ``await hook(context, **args)``."""
     named = builder.named_output(mutation.type.name)
     if named is None:
@@ -279,7 +294,7 @@ def _hook_mutation(builder: _Builder, mutation: Mutation) -> GraphQLField:
     )
 
 
-def mutation_type(builder: _Builder) -> GraphQLObjectType | None:
+def mutation_type(builder: Types) -> GraphQLObjectType | None:
     model = builder.model
     mutations = _Mutations(builder)
     for node in model.types.values():
