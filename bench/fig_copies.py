@@ -24,7 +24,8 @@ import yaml
 
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.mutate import Writer, build_items
+from graph.mutate import Writer
+from graph.sample_items import build_items
 from graph.table import Table
 from model import model_path
 from server.app import create_app

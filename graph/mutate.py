@@ -12,10 +12,8 @@ transaction, so there a one-item write is a two-item transaction.
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import UTC, date, datetime
-from decimal import Decimal
+from datetime import UTC, datetime
 from typing import Any
 
 from model import EdgeType, Field, KeyValueError, Model, NodeType
@@ -29,11 +27,11 @@ from .keys import ItemKey, new_id
 from .marks import is_marked, unmarked
 from .pending import commit_pending
 from .reads import Branch, Listing, Reads
-from .replicas import Delta, Moved, Upkeep, clock_of, digest_attribute, edge_hash, joined
+from .replicas import Delta, Moved, Upkeep, clock_of
 from .table import Failure, Item, Table, from_dynamo, to_dynamo
 from .transaction import MAX_ACTIONS, Action
 
-__all__ = ["Writer", "build_items"]
+__all__ = ["Writer"]
 
 ATTEMPTS = 5  # an update without expectedVersion re-reads a node changed meanwhile this often
 Change = tuple[EdgeType, Ref, Ref, "Item | None"]  # an edge item changed: None when removed
@@ -830,57 +828,3 @@ class _Missing(EdgewiseError):
 
 class _Superseded(EdgewiseError):
     """A later update changed the copied values: it refreshes the copies."""
-
-
-def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item]:
-    """Items for sample data: ``nodes`` (``type`` and field values, key placeholders included)
-    and ``edges`` (``label``, ``from`` and ``to`` ids, and fields), built as the mutations build
-    them (keys, index attributes, copies)."""
-    model, codec = writer.model, writer.codec
-    items: list[Item] = []
-    values: dict[tuple[str, str], dict[str, Any]] = {}
-    counts: dict[ItemKey, Counter[str]] = defaultdict(Counter)
-    for entry in sample.get("nodes", []):
-        node = model.types[entry["type"]]
-        fields = {k: _stored(v) for k, v in entry.items() if k != "type"}
-        items.append(writer.node_item(node, fields, at))
-        key = codec.item_key(items[-1])
-        items += [
-            writer.claim_item(f, fields[name], key)
-            for name, f in node.fields.items()
-            if f.unique is not None and fields.get(name) is not None
-        ]
-        if "id" in fields:
-            values[(node.name, str(fields["id"]))] = fields
-    for entry in sample.get("edges", []):
-        edge = model.edges[entry["label"]]
-        source = codec.by_id(model.types[edge.source], str(entry["from"]))
-        target = codec.by_id(model.types[edge.target], str(entry["to"]))
-        assert source is not None and target is not None
-        fields = {k: _stored(v) for k, v in entry.items() if k not in ("label", "from", "to")}
-        ends = {
-            "from": values.get((edge.source, str(entry["from"])), {}),
-            "to": values.get((edge.target, str(entry["to"])), {}),
-        }
-        items.append(writer.edge_item(edge, source, target, fields, ends))
-        for end, ref in (("from", source), ("to", target)):
-            if (counter := edge.counter(end)) is not None:
-                counts[ref.key][counter] += 1
-        if writer.upkeep is not None and writer.upkeep.replicated(edge):
-            counts[target.key][digest_attribute(edge)] += edge_hash(source.key)
-    for item in items:
-        kind = codec.node_type(item)
-        if kind is not None and kind.parent_counter is not None:
-            counts[writer._parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
-    items += joined(codec, items).values()
-    return [item | counts.get(codec.item_key(item), {}) for item in items]
-
-
-def _stored(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, list):
-        return [_stored(v) for v in value]
-    return value

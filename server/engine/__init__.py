@@ -14,7 +14,8 @@ import yaml
 from starlette.requests import Request
 
 from graph.items import Codec
-from graph.mutate import Writer, build_items
+from graph.mutate import Writer
+from graph.sample_items import build_items
 from graph.table import Item, Layout, Table
 from graph.watch import Watched
 from model import SHIPPED, Model, load_model

@@ -19,7 +19,8 @@ from starlette.applications import Starlette
 from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.keys import ItemKey
-from graph.mutate import Writer, build_items
+from graph.mutate import Writer
+from graph.sample_items import build_items
 from graph.table import Table
 from model import ModelError, model_path, parse_model
 from server.app import create_app

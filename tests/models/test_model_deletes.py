@@ -19,7 +19,8 @@ from graph import deletes
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import EdgewiseError
 from graph.items import Ref
-from graph.mutate import Writer, build_items
+from graph.mutate import Writer
+from graph.sample_items import build_items
 from graph.table import DEMO_LAYOUT, Item, Table
 from model import ModelError, load_model
 from server.app import create_app

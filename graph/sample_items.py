@@ -1,0 +1,71 @@
+"""A model's sample data (``nodes`` and ``edges``, as in a model's ``sample.yaml``) as the items
+the mutations would write: keys, claims, counters, copies, index attributes and replicas."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from .keys import ItemKey
+from .mutate import Writer
+from .replicas import digest_attribute, edge_hash, joined
+from .table import Item
+
+__all__ = ["build_items"]
+
+
+def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item]:
+    """Items for sample data: ``nodes`` (``type`` and field values, key placeholders included)
+    and ``edges`` (``label``, ``from`` and ``to`` ids, and fields), built as the mutations build
+    them (keys, index attributes, copies)."""
+    model, codec = writer.model, writer.codec
+    items: list[Item] = []
+    values: dict[tuple[str, str], dict[str, Any]] = {}
+    counts: dict[ItemKey, Counter[str]] = defaultdict(Counter)
+    for entry in sample.get("nodes", []):
+        node = model.types[entry["type"]]
+        fields = {k: _stored(v) for k, v in entry.items() if k != "type"}
+        items.append(writer.node_item(node, fields, at))
+        key = codec.item_key(items[-1])
+        items += [
+            writer.claim_item(f, fields[name], key)
+            for name, f in node.fields.items()
+            if f.unique is not None and fields.get(name) is not None
+        ]
+        if "id" in fields:
+            values[(node.name, str(fields["id"]))] = fields
+    for entry in sample.get("edges", []):
+        edge = model.edges[entry["label"]]
+        source = codec.by_id(model.types[edge.source], str(entry["from"]))
+        target = codec.by_id(model.types[edge.target], str(entry["to"]))
+        assert source is not None and target is not None
+        fields = {k: _stored(v) for k, v in entry.items() if k not in ("label", "from", "to")}
+        ends = {
+            "from": values.get((edge.source, str(entry["from"])), {}),
+            "to": values.get((edge.target, str(entry["to"])), {}),
+        }
+        items.append(writer.edge_item(edge, source, target, fields, ends))
+        for end, ref in (("from", source), ("to", target)):
+            if (counter := edge.counter(end)) is not None:
+                counts[ref.key][counter] += 1
+        if writer.upkeep is not None and writer.upkeep.replicated(edge):
+            counts[target.key][digest_attribute(edge)] += edge_hash(source.key)
+    for item in items:
+        kind = codec.node_type(item)
+        if kind is not None and kind.parent_counter is not None:
+            counts[writer._parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
+    items += joined(codec, items).values()
+    return [item | counts.get(codec.item_key(item), {}) for item in items]
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
