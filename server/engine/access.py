@@ -29,7 +29,7 @@ from model.values import Access, AccessPath, Grant, Hop
 
 from ..errors import Forbidden
 from .context import Info, ModelContext, granted
-from .fields import EdgeValue, Plan, Resolvers
+from .listings import EdgeValue, Listings, Plan
 
 __all__ = ["Rules", "Scope", "guard"]
 
@@ -86,13 +86,13 @@ class Rules:
         self.codec = codec
         self.access = access
         self.principal = model.types[access.principal]
-        self.resolvers = Resolvers(model, codec)
+        self.listings = Listings(model, codec)
         self.plans: dict[tuple[str, str], Plan] = {}  # (type, edge field) -> its listing
         for edge in model.edges.values():
             if edge.forward is not None:
-                self.plans[(edge.source, edge.forward.field)] = self.resolvers.forward(edge)
+                self.plans[(edge.source, edge.forward.field)] = self.listings.forward(edge)
             if edge.reverse is not None:
-                self.plans[(edge.target, edge.reverse.field)] = self.resolvers.reverse(edge)
+                self.plans[(edge.target, edge.reverse.field)] = self.listings.reverse(edge)
 
     def scope(self, context: ModelContext) -> Scope:
         return Scope(self, context)
@@ -260,7 +260,7 @@ class Scope:
         if paths is not None:
             return self._any(paths, ref, via)
         if ref.type.parent is not None:  # a child: whoever may read its parent
-            return self.can_read(self.rules.resolvers.parent_of(ref))
+            return self.can_read(self.rules.listings.parent_of(ref))
         return _done(False)
 
     def decided(self, ref: Ref) -> bool | None:

@@ -3,11 +3,12 @@ reads, and the model's codec."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from graphql import GraphQLResolveInfo
 from starlette.requests import Request
@@ -20,10 +21,7 @@ from graph.watch import Watched
 from ..auth import ADMIN, Principal
 from ..errors import Forbidden
 
-if TYPE_CHECKING:
-    from .access import Rules, Scope
-
-__all__ = ["Info", "ModelContext", "granted"]
+__all__ = ["AccessRules", "AccessScope", "Info", "ModelContext", "granted"]
 
 
 Info = GraphQLResolveInfo[Any]
@@ -42,6 +40,34 @@ def granted() -> Iterator[None]:
         _granted.reset(token)
 
 
+class AccessScope(Protocol):
+    """What a request's access rules answer (:class:`server.engine.access.Scope`)."""
+
+    def can_read(self, ref: Ref, via: Item | None = None) -> asyncio.Future[bool]: ...
+
+    def decided(self, ref: Ref) -> bool | None: ...
+
+    async def check(self, ref: Ref) -> None: ...
+
+    async def checked(self, ref: Ref) -> Ref: ...
+
+    async def hides(self, ref: Ref) -> bool: ...
+
+    async def visible(self, edges: list[Any]) -> list[Any]: ...
+
+    def field_decided(self, type_name: str, field: str, ref: Ref) -> bool | None: ...
+
+    async def check_field(self, type_name: str, field: str, ref: Ref | None) -> None: ...
+
+    async def may_run(self, grants: tuple[Any, ...], args: dict[str, Any]) -> str | None: ...
+
+
+class AccessRules(Protocol):
+    """A model's access rules (:class:`server.engine.access.Rules`)."""
+
+    def scope(self, context: ModelContext) -> AccessScope: ...
+
+
 @dataclass
 class ModelContext:
     request: Request | None
@@ -49,9 +75,11 @@ class ModelContext:
     reads: Reads
     codec: Codec
     principal: Principal = ADMIN
-    scope: Scope | None = None  # the model's access rules, for a principal who is not an admin
+    scope: AccessScope | None = (
+        None  # the model's access rules, for a principal who is not an admin
+    )
     explain_forbidden: bool = False  # an unreadable node is FORBIDDEN, not null (development)
-    # a page's edges per selection under `node`, made once (server.engine.fields.edges_for)
+    # a page's edges per selection under `node`, made once (server.engine.listings.edges_for)
     edges: dict[tuple[Any, frozenset[str] | None], list[Any]] = field(default_factory=dict)
 
     @classmethod
@@ -61,7 +89,7 @@ class ModelContext:
         table: Table,
         codec: Codec,
         principal: Principal = ADMIN,
-        rules: Rules | None = None,
+        rules: AccessRules | None = None,
         explain_forbidden: bool = False,
         watched: Watched | None = None,
     ) -> ModelContext:

@@ -18,7 +18,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphql import (
     DocumentNode,
@@ -37,12 +37,8 @@ from graph.errors import EdgewiseError
 from graph.items import Ref
 from graph.reads import UNKNOWN, PageKey
 
-from . import fields
-from .context import Info, ModelContext
-
-if TYPE_CHECKING:
-    from .access import Scope
-    from .fields import Conn
+from .context import AccessScope, Info, ModelContext
+from .listings import Conn, edges_for
 
 __all__ = [
     "Selection",
@@ -314,7 +310,7 @@ async def prefetch(
             page = reads.known_page(conn.key)
             if page is UNKNOWN:
                 continue
-            edges = fields.edges_for(conn, page, step.wanted, ctx)
+            edges = edges_for(conn, page, step.wanted, ctx)
             level += [(e.node, step.below.of(e.node)) for e in edges]
             vias += [e.item for e in edges]
         if ctx.scope is not None and level:
@@ -322,7 +318,7 @@ async def prefetch(
 
 
 async def _readable(
-    scope: Scope, level: list[tuple[Ref, Selection]], vias: list[Any]
+    scope: AccessScope, level: list[tuple[Ref, Selection]], vias: list[Any]
 ) -> list[tuple[Ref, Selection]]:
     """The nodes of ``level`` the principal may read (nothing is read below the others), their
     checks started together: one wave more at most, none when what decides them is in hand

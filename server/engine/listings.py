@@ -1,0 +1,333 @@
+"""Listings: what each connection-like field reads, as a *plan* function (node, arguments,
+context) -> :class:`Conn` (child collections, edges in both directions, access patterns), and
+a page's items as edges (:func:`edges_of`). The access rules (:mod:`server.engine.access`), the
+planned prefetch (:mod:`server.engine.plan`) and the resolvers (:mod:`server.engine.fields`)
+build on them; this module imports none of those."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
+from typing import Any
+
+from graph.errors import BadUserInput, EdgewiseError
+from graph.items import Codec, Ref
+from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, narrowed, positions
+from graph.table import Item
+from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
+from model.types import SHARD
+
+from .context import ModelContext
+
+__all__ = [
+    "DEFAULT_FIRST",
+    "MAX_FIRST",
+    "Conn",
+    "EdgeValue",
+    "ItemNeeded",
+    "Listings",
+    "Plan",
+    "check_first",
+    "edges_for",
+    "edges_of",
+    "from_copies",
+]
+
+DEFAULT_FIRST = 20
+MAX_FIRST = 100
+
+
+@dataclass(slots=True)
+class Conn:
+    """A connection's page request and how to read its items: as nodes of ``node`` (or as the
+    end of an edge that touches one), or as edges of ``edge`` whose far end is ``far``."""
+
+    key: PageKey
+    owner: Ref | None = None
+    counter: str | None = None  # the owner's attribute counting the whole connection
+    node: NodeType | None = None
+    edge: EdgeType | None = None
+    far: str = "to"
+    types: tuple[str, ...] = ()  # a union's: the node types listed, instead of ``node``
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The names of the node types a node listing answers."""
+        return self.types or ((self.node.name,) if self.node is not None else ())
+
+
+@dataclass(slots=True)
+class EdgeValue:
+    item: Item
+    at: str | Sequence[str]  # the edge's cursor, or its page's cursors it is ``index`` of
+    node: Ref
+    index: int = 0
+
+    @property
+    def cursor(self) -> str:
+        at = self.at
+        return at if isinstance(at, str) else at[self.index]
+
+
+Plan = Callable[[Ref, dict[str, Any], ModelContext], Conn]
+
+
+def check_first(first: int | None) -> int:
+    first = DEFAULT_FIRST if first is None else first
+    if not 0 <= first <= MAX_FIRST:
+        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
+    return first
+
+
+def _render(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except KeyValueError as exc:
+        raise BadUserInput(f"invalid argument: {exc}") from None
+
+
+class Listings:
+    """The plans of one model's connection-like fields."""
+
+    def __init__(self, model: Model, codec: Codec) -> None:
+        self.model = model
+        self.codec = codec
+        self.enums = frozenset(model.enums)
+        # node listings leave out a node being deleted (graph.deletes)
+        self.unmarked = model.deletions.attribute if model.deletions is not None else None
+
+    def parent_of(self, ref: Ref) -> Ref:
+        """A child's parent, from the child's key (no read)."""
+        assert ref.type.parent is not None
+        parent = self.model.types[ref.type.parent.type]
+        values = self.codec.key_values(ref.type, ref.key) or {}
+        link = ref.type.parent.link
+        return self.codec.ref(parent, {theirs: values[mine] for mine, theirs in link})
+
+    # ---- plans: what a connection reads ----------------------------------------------------
+
+    def children(self, child: NodeType) -> Plan:
+        assert child.parent is not None
+        parent = child.parent
+        forward = parent.order == "asc"
+        keep = self.codec.keeps_nodes(child)
+
+        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            values = self.codec.key_values(ref.type, ref.key) or {}
+            link = {mine: values[theirs] for mine, theirs in parent.link}
+            given = _coarse_to_fine(parent.arguments, args)
+            partition = _render(lambda: child.pk.format(link))
+            branch = _branch(partition, child.sk, link | given, None, None)
+            listing = Listing(None, (branch,), forward, unmarked=self.unmarked, keep=keep)
+            whole = branch.prefix == child.sk.literal_prefix and branch.low is None
+            counter = child.parent_counter if whole else None  # a filter is counted by Query
+            return Conn(_page(listing, args), ref, counter, node=child)
+
+        return plan
+
+    def forward(self, edge: EdgeType) -> Plan:
+        counter = edge.counter("from")
+        forward = edge.forward is None or edge.forward.order == "asc"
+        edges_at = self.codec.edges_at
+
+        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            listing = edges_at(edge, ref.key, "from", forward=forward)
+            assert listing is not None
+            return Conn(_page(listing, args), ref, counter, edge=edge, far="to")
+
+        return plan
+
+    def reverse(self, edge: EdgeType) -> Plan:
+        assert edge.reverse is not None and edge.reverse.index is not None
+        index = edge.reverse.index
+        counter = edge.counter("to")
+        label = self.model.label_attribute
+        # an edge between nodes of one type: the node's own item shares the reverse partition
+        only = (label, edge.label) if label and edge.source == edge.target else None
+        forward = edge.reverse.order == "asc"
+        edges_at = self.codec.edges_at
+
+        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            listing = _render(lambda: edges_at(edge, ref.key, "to", index, forward))
+            assert listing is not None
+            listing = listing._replace(only=only)
+            return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
+
+        return plan
+
+    def query(self, query: Query) -> Plan:
+        results = tuple(self.model.types[t] for t in query.types or (query.type,))
+        result = results[0]
+        union = query.types if query.union else ()
+        enums = self.model.enums
+        index_name = query.index.name
+        forward = query.order == "asc"
+        keep = self.codec.keeps_nodes(*results, sources=query.index.pk == self.model.sort_key)
+        bounds = query.between or ()
+        needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
+
+        def plan(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
+            values: dict[str, Any] = dict(args)
+            if ref is not None:
+                owner = self.codec.key_values(ref.type, ref.key) or {}
+                values |= owner | _stored_values(ref, needed - owner.keys() - args.keys(), ctx)
+            partitions: list[dict[str, Any]] = [values]
+            if SHARD in query.partition.placeholders:
+                partitions = [values | {SHARD: s} for s in range(query.shards or 1)]
+            equal = _coarse_to_fine(query.equal, args)
+            missing = next((a for a, v in equal.items() if v is None), None)
+            finer = [a for a in (*query.fan_out, *bounds) if args.get(a) is not None]
+            if missing is not None and finer:
+                raise BadUserInput(f"filtering by {finer[0]} needs {missing} too")
+            sorts: list[dict[str, Any]] = [equal]
+            for name in query.fan_out if missing is None else ():
+                given = args.get(name)
+                every = enums[_enum_of(result, name)].values()
+                options = [given] if given is not None else list(every)
+                sorts = [s | {name: o} for s in sorts for o in options]
+            low = high = None
+            if query.between is not None:
+                low, high = (args.get(query.between[0]), args.get(query.between[1]))
+            branches = []
+            for p_values in partitions:
+                partition = _render(partial(query.partition.format, p_values))
+                for s_values in sorts:
+                    branches.append(
+                        _branch(partition, query.sort, s_values, low, high, query.exclusive)
+                    )
+            where = query.where.bound(args) if query.where is not None else None
+            listing = Listing(
+                index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep, where=where
+            )
+            return Conn(_page(listing, args), ref, node=None if union else result, types=union)
+
+        return plan
+
+
+def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref:
+    """The node a kept item of a node listing answers: the item itself, or an edge's end."""
+    whole = ctx.codec.layout.complete(conn.key.listing.index)  # else: its fields read the item
+    return ctx.codec.listed(item, conn.listed, whole)
+
+
+def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
+    """A page's edges, each with its node (its item attached when this request has read it).
+    The page holds only the listing's own items (edges of its label, nodes of its type)."""
+    codec = ctx.codec
+    out = []
+    cursors = page.cursors
+    for index, item in enumerate(page.items):
+        if conn.edge is not None:
+            node = codec.end(conn.edge, item, conn.far)
+        else:
+            node = _node(conn, item, ctx)
+        if node.item is None:
+            known = ctx.reads.known_item(node.key)
+            if known is not UNKNOWN and known is not None:
+                node.item = known
+        out.append(EdgeValue(item, cursors, node, index))
+    return out
+
+
+def edges_for(
+    conn: Conn, page: Page, wanted: frozenset[str] | None, ctx: ModelContext
+) -> list[EdgeValue]:
+    """A page's edges for a selection of ``wanted`` fields under ``node``, made once per
+    request (the planned prefetch makes them, the ``edges`` field answers them)."""
+    key = (conn.key, wanted)
+    edges = ctx.edges.get(key)
+    if edges is None:
+        edges = ctx.edges[key] = edges_of(conn, page, ctx)
+        from_copies(conn, edges, wanted, ctx)
+    return edges
+
+
+def from_copies(
+    conn: Conn, edges: list[EdgeValue], wanted: frozenset[str] | None, ctx: ModelContext
+) -> None:
+    """Answer each edge's node from the copies of its fields that the edge item carries
+    (``copyOf``), when the selection under ``node`` (``wanted``) asks for nothing else but
+    ``id``, ``__typename`` and key fields: that node is not read, one round less. An edge item
+    lacking a copy (a null value, or written before the copy was declared) leaves its node
+    to be read as usual. Access rules are unchanged: they are decided from edges."""
+    if not edges or wanted is None or conn.types:  # a union's nodes: read as they are
+        return
+    node_type = edges[0].node.type
+    wanted = wanted - {"id", "__typename"} - node_type.keyed
+    if not wanted:
+        return  # nothing to read anyway
+    codec = ctx.codec
+    layout = codec.layout
+    found: dict[tuple[int, str], dict[str | None, Field]] = {}  # copies by edge type and end
+    for value in edges:
+        edge = conn.edge or codec.edge_type(value.item)
+        if edge is None or value.node.item is not None:
+            continue
+        if conn.edge is not None:
+            end = conn.far
+        else:  # an access pattern listing edge items as nodes: as _node picks the end
+            end = "from" if edge.source == node_type.name else "to"
+        copies = found.get((id(edge), end))
+        if copies is None:
+            copies = found[(id(edge), end)] = {
+                f.source: f for f in edge.fields.values() if f.kind == "copy" and f.end == end
+            }
+        if not copies:
+            continue
+        if not all(name in copies and copies[name].attribute in value.item for name in wanted):
+            continue
+        item = {layout.pk: value.node.key.pk, layout.sk: value.node.key.sk}
+        for name in wanted:
+            item[node_type.fields[name].attribute] = value.item[copies[name].attribute]
+        value.node = Ref(node_type, value.node.key, item)
+
+
+class ItemNeeded(EdgewiseError):
+    """A connection's plan needs its owner's item, not yet read."""
+
+
+def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, Any]:
+    """The owner's stored fields named ``names`` (an ``on:`` pattern's placeholders beyond its
+    key), from its item; ItemNeeded while the item is still to read."""
+    wanted = [ref.type.fields[n] for n in names if n in ref.type.fields]
+    if not wanted:
+        return {}
+    item = ref.item if ref.item is not None else ctx.reads.known_item(ref.key)
+    if item is UNKNOWN:
+        raise ItemNeeded(f"{ref.type.name}'s item is needed")
+    return {f.name: (item or {}).get(f.attribute) for f in wanted}
+
+
+def _enum_of(node: NodeType, placeholder: str) -> str:
+    return node.fields[placeholder].type.name
+
+
+def _coarse_to_fine(names: tuple[str, ...], args: dict[str, Any]) -> dict[str, Any]:
+    """The values of optional equality arguments on leading sort-key placeholders (None where
+    not given); a finer one without the coarser ones is BAD_USER_INPUT."""
+    given = {a: args.get(a) for a in names}
+    for coarse, finer in pairwise(names):
+        if given[coarse] is None and given[finer] is not None:
+            raise BadUserInput(f"filtering by {finer} needs {coarse} too")
+    return given
+
+
+def _page(listing: Listing, args: dict[str, Any]) -> PageKey:
+    """The page asked for; a bad cursor fails here, even where no page needs reading."""
+    after = args.get("after")
+    positions(listing, after)
+    return PageKey(listing, check_first(args.get("first")), after)
+
+
+def _branch(
+    partition: str,
+    sort: Template | None,
+    values: dict[str, Any],
+    low: Any,
+    high: Any,
+    exclusive: bool = False,
+) -> Branch:
+    branch: Branch = _render(lambda: narrowed(partition, sort, values, low, high, exclusive))
+    return branch
