@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import logging
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,27 +21,20 @@ from typing import Any
 import httpx
 import yaml
 
-from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.mutate import Writer
-from graph.sample_items import build_items
-from graph.table import Table
 from model import model_path
-from server.app import create_app
-from server.engine import Engine, engine_for
-from server.settings import Settings
 
 from . import processes
 from .control import ProxyControl
 from .fig_requests import short
 from .markdown import table
-from .measure import in_process, say
+from .measure import say
 from .report import Section, environment, write
+from .variants import AT, served
 
 __all__ = ["CopiesRow", "measure", "render", "variant_model"]
 
 FANOUTS = (10, 100)
-AT = "2024-01-15T09:00:00.000Z"
 QUERY = "query($id: ID!) { user(id: $id) { groups(first: 100) { edges { node { name } } } } }"
 LATENCY = 0.005  # seconds per call while counting rounds
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -105,62 +97,33 @@ async def _post(client: httpx.AsyncClient, fanout: int) -> dict[str, Any]:
 async def measure(moto: str, control: ProxyControl, iterations: int) -> list[CopiesRow]:
     """Load both models' tables into ``moto``, then count and time the query on each through
     the proxy (live moto; each call held 5 ms while counting, none while timing)."""
-    with tempfile.TemporaryDirectory(prefix="edgewise-copies-") as temporary:
-        folder = Path(temporary)
-        (folder / "demo-copies.yaml").write_text(variant_model())
-        engines: dict[str, Engine] = {
-            "demo": engine_for("demo"),
-            "demo + copyOf": engine_for(str(folder / "demo-copies.yaml")),
-        }
-        names = {label: f"copies-{i}" for i, label in enumerate(engines)}
-        async with open_client(Endpoint(moto)) as client:
-            for label, engine in engines.items():
-                await create_table(client, names[label], layout=engine.layout)
-                table = Table(client, names[label], layout=engine.layout)
-                for fanout in FANOUTS:
-                    await table.batch_write(
-                        build_items(Writer(table, engine.codec), _sample(fanout), AT)
-                    )
-        await control.configure(latency=0.0, replay=False)
-        rows = []
-        async with open_client(Endpoint(control.url)) as client:
-            apps = {
-                label: in_process(
-                    create_app(
-                        Settings(model=engine.name),
-                        table=Table(client, names[label], layout=engine.layout),
+    rows = []
+    samples = [_sample(fanout) for fanout in FANOUTS]
+    async with served(moto, control, ("demo + copyOf", variant_model()), samples, "copies") as apps:
+        for fanout in FANOUTS:
+            answers = []
+            for label, app in apps.items():
+                # each call held 5 ms, so that the calls of one wave overlap at the proxy
+                await control.configure(latency=LATENCY)
+                await control.reset()
+                body = await _post(app, fanout)
+                seen = await control.stats()
+                await control.configure(latency=0.0)
+                answers.append(body["data"])
+                trace = body["extensions"]["dynamodb"]
+                cpu = await _cpu(app, fanout, iterations)
+                rows.append(
+                    CopiesRow(
+                        fanout,
+                        label,
+                        Cost(trace["requests"], trace["rounds"], trace["operations"]),
+                        Cost(seen.requests, seen.rounds, seen.operations),
+                        cpu,
                     )
                 )
-                for label, engine in engines.items()
-            }
-            try:
-                for fanout in FANOUTS:
-                    answers = []
-                    for label, app in apps.items():
-                        # each call held 5 ms, so that the calls of one wave overlap at the proxy
-                        await control.configure(latency=LATENCY)
-                        await control.reset()
-                        body = await _post(app, fanout)
-                        seen = await control.stats()
-                        await control.configure(latency=0.0)
-                        answers.append(body["data"])
-                        trace = body["extensions"]["dynamodb"]
-                        cpu = await _cpu(app, fanout, iterations)
-                        rows.append(
-                            CopiesRow(
-                                fanout,
-                                label,
-                                Cost(trace["requests"], trace["rounds"], trace["operations"]),
-                                Cost(seen.requests, seen.rounds, seen.operations),
-                                cpu,
-                            )
-                        )
-                    if answers[0] != answers[1]:
-                        raise RuntimeError(f"copies@{fanout}: the two models answer differently")
-                    say(f"copies@{fanout}: measured")
-            finally:
-                for app in apps.values():
-                    await app.aclose()
+            if answers[0] != answers[1]:
+                raise RuntimeError(f"copies@{fanout}: the two models answer differently")
+            say(f"copies@{fanout}: measured")
     return rows
 
 

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import logging
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,28 +23,21 @@ from typing import Any
 
 import httpx
 
-from graph.client import Endpoint, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
-from graph.mutate import Writer
-from graph.sample_items import build_items
-from graph.table import Table
 from model import model_path
-from server.app import create_app
-from server.engine import Engine, engine_for
-from server.settings import Settings
 
 from . import processes
 from .control import ProxyControl
 from .fig_requests import short
 from .markdown import table
-from .measure import in_process, say
+from .measure import say
 from .report import Section, environment, write
+from .variants import served
 
 __all__ = ["measure", "render", "variant_model"]
 
 FANOUTS = (10, 100)
 PRODUCTS, SUBSCRIPTIONS, MEMBERS = 30, 3, 20
-AT = "2024-01-15T09:00:00.000Z"
 LATENCY = 0.010  # seconds each call is held for the latency column
 RESULTS = Path(__file__).resolve().parent / "results"
 READS = {
@@ -150,54 +142,26 @@ async def measure(
     moto: str, control: ProxyControl, iterations: int
 ) -> tuple[list[ReadRow], list[WriteRow]]:
     """Load both models' tables into ``moto``, then count, time and write through the proxy."""
-    with tempfile.TemporaryDirectory(prefix="edgewise-replicas-") as temporary:
-        path = Path(temporary) / "demo-replicas.yaml"
-        path.write_text(variant_model())
-        engines: dict[str, Engine] = {
-            "demo": engine_for("demo"),
-            "+ replica": engine_for(str(path)),
-        }
-        names = {label: f"replicas-{i}" for i, label in enumerate(engines)}
-        async with open_client(Endpoint(moto)) as client:
-            for label, engine in engines.items():
-                await create_table(client, names[label], layout=engine.layout)
-                tab = Table(client, names[label], layout=engine.layout)
-                await tab.batch_write(build_items(Writer(tab, engine.codec), _sample(), AT))
-        await control.configure(latency=0.0, replay=False)
-        reads: list[ReadRow] = []
-        writes: list[WriteRow] = []
-        async with open_client(Endpoint(control.url)) as client:
-            apps = {
-                label: in_process(
-                    create_app(
-                        Settings(model=engine.name),
-                        table=Table(client, names[label], layout=engine.layout),
-                    )
-                )
-                for label, engine in engines.items()
-            }
-            try:
-                for name, query in READS.items():
-                    for fanout in FANOUTS:
-                        answers = []
-                        for label, app in apps.items():
-                            row, data = await _read(
-                                app, control, name, query, fanout, label, iterations
-                            )
-                            reads.append(row)
-                            answers.append(data)
-                        if _normal(answers[0]) != _normal(answers[1]):
-                            raise RuntimeError(f"{name}@{fanout}: the two models differ")
-                        say(f"replicas: {name}@{fanout} measured")
-                for name, mutation in WRITES.items():
-                    for label, app in apps.items():
-                        body = await _post(app, mutation, {})
-                        trace = body["extensions"]["dynamodb"]
-                        requests = f"{trace['requests']} ({short(trace['operations'])})"
-                        writes.append(WriteRow(name, label, trace["rounds"], requests))
-            finally:
-                for app in apps.values():
-                    await app.aclose()
+    reads: list[ReadRow] = []
+    writes: list[WriteRow] = []
+    variant = ("+ replica", variant_model())
+    async with served(moto, control, variant, [_sample()], "replicas") as apps:
+        for name, query in READS.items():
+            for fanout in FANOUTS:
+                answers = []
+                for label, app in apps.items():
+                    row, data = await _read(app, control, name, query, fanout, label, iterations)
+                    reads.append(row)
+                    answers.append(data)
+                if _normal(answers[0]) != _normal(answers[1]):
+                    raise RuntimeError(f"{name}@{fanout}: the two models differ")
+                say(f"replicas: {name}@{fanout} measured")
+        for name, mutation in WRITES.items():
+            for label, app in apps.items():
+                body = await _post(app, mutation, {})
+                trace = body["extensions"]["dynamodb"]
+                requests = f"{trace['requests']} ({short(trace['operations'])})"
+                writes.append(WriteRow(name, label, trace["rounds"], requests))
     return reads, writes
 
 

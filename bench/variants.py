@@ -1,0 +1,68 @@
+"""The demo model and a variant of it, built from model text, serving the same sample data
+side by side: each in its own table of the bench's moto, each app in this process calling
+DynamoDB through the metering proxy (figures 6 and 9)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from graph.client import Endpoint, create_table, open_client
+from graph.mutate import Writer
+from graph.sample_items import build_items
+from graph.table import Table
+from server.app import create_app
+from server.engine import engine_for
+from server.settings import Settings
+
+from .control import ProxyControl
+from .measure import in_process
+
+__all__ = ["AT", "served"]
+
+AT = "2024-01-15T09:00:00.000Z"
+
+
+@asynccontextmanager
+async def served(
+    moto: str,
+    control: ProxyControl,
+    variant: tuple[str, str],
+    samples: list[dict[str, Any]],
+    prefix: str,
+) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
+    """The apps by label (``demo``, then ``variant``'s label for its model text), over tables
+    ``<prefix>-0`` and ``<prefix>-1`` holding ``samples``; the proxy holds no call."""
+    label, text = variant
+    with tempfile.TemporaryDirectory(prefix=f"edgewise-{prefix}-") as temporary:
+        path = Path(temporary) / f"{prefix}.yaml"
+        path.write_text(text)
+        engines = {"demo": engine_for("demo"), label: engine_for(str(path))}
+        names = {name: f"{prefix}-{i}" for i, name in enumerate(engines)}
+        async with open_client(Endpoint(moto)) as client:
+            for name, engine in engines.items():
+                await create_table(client, names[name], layout=engine.layout)
+                table = Table(client, names[name], layout=engine.layout)
+                for sample in samples:
+                    await table.batch_write(build_items(Writer(table, engine.codec), sample, AT))
+        await control.configure(latency=0.0, replay=False)
+        async with open_client(Endpoint(control.url)) as client:
+            apps = {
+                name: in_process(
+                    create_app(
+                        Settings(model=engine.name),
+                        table=Table(client, names[name], layout=engine.layout),
+                    )
+                )
+                for name, engine in engines.items()
+            }
+            try:
+                yield apps
+            finally:
+                for app in apps.values():
+                    await app.aclose()
