@@ -1,0 +1,313 @@
+"""Checks across the compiled sections: constraints, unique fields, hooks, the root fields
+exposed, owned edges, unions, references, clashing names and overlapping keys."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+
+from .. import spec as s
+from ..templates import Template, overlap
+from ..types import (
+    EdgeType,
+    Mutation,
+    NodeType,
+    Query,
+    TypeRef,
+)
+from .base import Path, _Base, did_you_mean, upper_first
+
+
+class _Checks(_Base):
+    def check_constraints(self) -> None:
+        """``length`` and ``format`` belong to stored String fields; ``length`` is [fewest,
+        most]."""
+        declared: list[tuple[Path, s.FieldDecl]] = [
+            (("types", t, "fields", n), d)
+            for t, spec in self.file.types.items()
+            for n, d in spec.fields.items()
+        ]
+        declared += [
+            (("edges", e, "fields", n), d)
+            for e, spec in self.file.edges.items()
+            for n, d in spec.fields.items()
+        ]
+        for path, decl in declared:
+            if isinstance(decl, str):
+                continue
+            kinds = {"copyOf": decl.copy_of, "ref": decl.ref, "first": decl.first}
+            computed = [k for k, v in (kinds | {"sum": decl.sum, "hook": decl.hook}).items() if v]
+            type_ = TypeRef.parse(decl.type or "String")
+            for option in ("length", "format"):
+                if getattr(decl, option) is None:
+                    continue
+                if computed:
+                    self.problem(
+                        (*path, option),
+                        f"{option} constrains a stored value; remove it from this "
+                        f"{computed[0]} field",
+                    )
+                elif type_.name != "String" or type_.list:
+                    self.problem(
+                        (*path, option),
+                        f"{option} constrains a String field, not {type_}; remove it or make "
+                        "the field's type String",
+                    )
+            if decl.length is not None and decl.length[0] > decl.length[1]:
+                low, high = decl.length
+                self.problem(
+                    (*path, "length"),
+                    f"[{low}, {high}] has its fewest above its most; write [{high}, {low}]",
+                )
+
+    def check_uniques(self, types: Mapping[str, NodeType]) -> None:
+        """A claim item's owner attribute and type value cannot be taken for anything else."""
+        table = self.file.table
+        values = {t.type_value: t.name for t in types.values()}
+        keys = {self.pk, self.sk, table.type_attribute}
+        for node in types.values():
+            for field in node.fields.values():
+                unique = field.unique
+                if unique is None:
+                    continue
+                path: Path = ("types", node.name, "fields", field.name, "unique")
+                if unique.owner in keys:
+                    self.problem(
+                        (*path, "owner"),
+                        f"{unique.owner!r} is a key or the type attribute of the table; "
+                        "name another attribute, e.g. 'owner'",
+                    )
+                if unique.type_value is None:
+                    continue
+                if table.type_attribute is None:
+                    self.problem(
+                        (*path, "typeValue"),
+                        "the table has no typeAttribute to hold it; add table.typeAttribute "
+                        "or remove typeValue",
+                    )
+                elif unique.type_value in values:
+                    self.problem(
+                        (*path, "typeValue"),
+                        f"{unique.type_value!r} is the type value of "
+                        f"{values[unique.type_value]}; choose another, e.g. "
+                        f"{field.name.upper()!r}",
+                    )
+
+    def check_hook(self, path: Path, dotted: str) -> None:
+        module_name, colon, function = dotted.partition(":")
+        if not colon or not module_name or not function:
+            self.problem(path, f"{dotted!r}: write `package.module:function`")
+            return
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
+            return
+        if not callable(getattr(module, function, None)):
+            self.problem(path, f"{module_name} has no function {function!r}")
+
+    def check_roots(
+        self,
+        types: Mapping[str, NodeType],
+        edges: Mapping[str, EdgeType],
+        queries: Mapping[str, Query],
+        mutations: Mapping[str, Mutation],
+    ) -> None:
+        """``expose`` lists only fields that exist, each once."""
+        version = ["version"] if self.file.table.version_attribute else []
+        for node in types.values():
+            if node.expose is None:
+                continue
+            known = ["id", *node.fields, *version]
+            if node.parent is not None:
+                known.append(node.parent.field)
+            known += [
+                t.parent.collection
+                for t in types.values()
+                if t.parent and t.parent.type == node.name
+            ]
+            known += [
+                e.forward.field for e in edges.values() if e.forward and e.source == node.name
+            ]
+            known += [
+                e.reverse.field for e in edges.values() if e.reverse and e.target == node.name
+            ]
+            known += [q.field for q in queries.values() if q.on == node.name]
+            self._check_listed(("types", node.name, "expose"), node.expose, known)
+        lookups = []
+        for node in types.values():
+            if node.node:
+                lookups.append(node.names["lookup"])
+                lookups += [
+                    f"{node.names['lookup']}By{upper_first(f.name)}"
+                    for f in node.fields.values()
+                    if f.unique is not None
+                ]
+        roots = {
+            "Query": [
+                "node",
+                "nodes",
+                *lookups,
+                *(q.field for q in queries.values() if q.on is None),
+            ],
+            "Mutation": [
+                *(
+                    node.names[verb]
+                    for node in types.values()
+                    if node.mutations
+                    for verb in ("create", "update", "delete")
+                ),
+                *(name for e in edges.values() if e.mutations for name in (e.add, e.remove)),
+                *mutations,
+            ],
+        }
+        for root, listed in self.file.expose.items():
+            self._check_listed(("expose", root), listed, roots[root])
+
+    def _check_listed(self, path: Path, listed: Iterable[str], known: list[str]) -> None:
+        seen: set[str] = set()
+        for i, name in enumerate(listed):
+            if name not in known:
+                self.problem((*path, i), f"there is no field {name!r}; {did_you_mean(name, known)}")
+            elif name in seen:
+                self.problem((*path, i), f"{name!r} is listed twice; list it once")
+            seen.add(name)
+
+    def check_owned(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
+        """A node deleted with its owner is deleted alone: it has nothing else to delete."""
+        for edge in edges.values():
+            if not edge.owns or edge.target not in types:
+                continue
+            owned = types[edge.target]
+            others = [
+                e.label
+                for e in edges.values()
+                if e is not edge and owned.name in (e.source, e.target)
+            ]
+            children = [t.name for t in types.values() if t.parent and t.parent.type == owned.name]
+            unique = [f.name for f in owned.fields.values() if f.unique is not None]
+            if others or children or unique:
+                self.problem(
+                    ("edges", edge.label, "owns"),
+                    f"{owned.name} also has {', '.join(others + children + unique)}; an owned "
+                    "node is deleted alone, so give it no other edge, child or unique field",
+                )
+
+    def check_unions(self, types: Mapping[str, NodeType], queries: Mapping[str, Query]) -> None:
+        """A union name means one set of types; a derived field reads a collection of one."""
+        unions: dict[str, tuple[str, ...]] = {}
+        for query in queries.values():
+            if query.union is None:
+                continue
+            seen = unions.setdefault(query.union, query.types)
+            if set(seen) != set(query.types):
+                self.problem(
+                    ("queries", query.name, "union"),
+                    f"{query.union} is already the union of {', '.join(seen)}; name this one "
+                    "otherwise",
+                )
+        for node in types.values():
+            for field in node.fields.values():
+                union = next(
+                    (
+                        q.union
+                        for q in queries.values()
+                        if q.union and q.on == node.name and q.field == field.collection
+                    ),
+                    None,
+                )
+                if field.kind in ("first", "sum") and union is not None:
+                    self.problem(
+                        ("types", node.name, "fields", field.name, field.kind),
+                        f"{field.collection} lists the union {union}: {field.kind} reads a "
+                        "collection of one type",
+                    )
+
+    def check_refs(self, types: Mapping[str, NodeType]) -> None:
+        for node in types.values():
+            for field in node.fields.values():
+                if field.kind != "ref":
+                    continue
+                sources = [f for _, f in field.link] if field.link else [field.source or ""]
+                for source in sources:
+                    if source not in node.fields:
+                        self.problem(
+                            ("types", node.name, "fields", field.name, "ref"),
+                            f"{node.name} has no field {source!r}; "
+                            f"{did_you_mean(source, node.fields)}",
+                        )
+
+    def check_names(
+        self,
+        types: Mapping[str, NodeType],
+        edges: Mapping[str, EdgeType],
+        queries: Mapping[str, Query],
+    ) -> None:
+        fields: dict[str, dict[str, Path]] = {t: {} for t in types}
+        for node in types.values():
+            for field_name in node.fields:
+                fields[node.name][field_name] = ("types", node.name, "fields", field_name)
+            if node.parent is not None and node.parent.type in fields:
+                fields[node.name].setdefault(node.parent.field, ("types", node.name, "parent"))
+
+        def claim(owner: str, field_name: str, path: Path) -> None:
+            taken = fields.setdefault(owner, {})
+            if field_name in taken or field_name == "id":
+                self.problem(
+                    path,
+                    f"{owner} already has a field {field_name!r} "
+                    f"(from {'.'.join(map(str, taken.get(field_name, ('id',))))}); "
+                    "rename one",
+                )
+            taken[field_name] = path
+
+        for node in types.values():
+            if node.parent is not None:
+                claim(node.parent.type, node.parent.collection, ("types", node.name, "parent"))
+        for edge in edges.values():
+            if edge.forward is not None:
+                claim(edge.source, edge.forward.field, ("edges", edge.label, "forward"))
+            if edge.reverse is not None:
+                claim(edge.target, edge.reverse.field, ("edges", edge.label, "reverse"))
+        roots: dict[str, Path] = {"node": (), "nodes": ()}
+        for query in queries.values():
+            if query.on is not None:
+                claim(query.on, query.field, ("queries", query.name))
+            elif query.field in roots:
+                self.problem(("queries", query.name), f"root field {query.field!r} is taken")
+            else:
+                roots[query.field] = ("queries", query.name)
+        for node in types.values():
+            lookup = node.names["lookup"]
+            if lookup in roots:
+                self.problem(
+                    ("types", node.name),
+                    f"root field {lookup!r} is taken; rename "
+                    "the lookup with names.lookup or the query",
+                )
+            roots[lookup] = ("types", node.name)
+
+    def check_overlap(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
+        """Without a type attribute, items are told apart by their key templates: report two
+        declarations whose keys can match the same item."""
+        if self.file.table.type_attribute is not None:
+            return
+        shapes: list[tuple[Path, str, Template, Template]] = [
+            (("types", n.name, "key"), n.name, n.pk, n.sk) for n in types.values()
+        ]
+        for e in edges.values():
+            if e.source in types and e.target in types:
+                shapes.append((("edges", e.label), e.label, types[e.source].pk, types[e.target].sk))
+        for i, (path, name, pk, sk) in enumerate(shapes):
+            for _, other, opk, osk in shapes[:i]:
+                if (
+                    overlap(pk, opk)
+                    and overlap(sk, osk)
+                    and ((pk, sk) != (opk, osk) or name != other)
+                ):
+                    self.problem(
+                        path,
+                        f"items of {name} and {other} can have the same keys, and "
+                        "the table has no typeAttribute to tell them apart; give one of "
+                        "them a distinct literal prefix",
+                    )
