@@ -540,3 +540,46 @@ def test_items_under_partitions_no_item_owns_hang_on_an_implicit_node(
     assert "parent: {type: User, field: user, collection: posts" in text
     assert "    from: User\n    to: Group\n" in text
     assert "an edge from an implicit type" in text and "a child of an implicit type" in text
+
+
+def _shipments() -> list[dict[str, Any]]:
+    """References to a composite key and over sets: an order's items live in its partition
+    (`ORDER#o1` / `ITEM#i1`), a shipment names one by `orderId` and `itemId`; a group holds a
+    number set (NS) of product ids and a string set (SS) of tag ids."""
+    items: list[dict[str, Any]] = []
+    for order in ("o1", "o2"):
+        items.append({"PK": f"ORDER#{order}", "SK": f"ORDER#{order}", "total": Decimal(5)})
+        for item in ("i1", "i2"):
+            items.append({"PK": f"ORDER#{order}", "SK": f"ITEM#{item}", "qty": Decimal(7)})
+    for n, (order, item) in enumerate((("o1", "i1"), ("o1", "i2"), ("o2", "i1"))):
+        items.append(
+            {"PK": f"SHIPMENT#s{n}", "SK": f"SHIPMENT#s{n}", "orderId": order, "itemId": item}
+        )
+    items += [{"PK": f"PRODUCT#{n}", "SK": f"PRODUCT#{n}", "name": f"w{n}"} for n in (1, 2, 3)]
+    items += [{"PK": f"TAG#{t}", "SK": f"TAG#{t}", "label": t} for t in ("red", "blue")]
+    items += [
+        {
+            "PK": "GROUP#g1",
+            "SK": "GROUP#g1",
+            "productIds": {Decimal(1), Decimal(3)},
+            "tags": {"red", "blue"},
+        },
+        {"PK": "GROUP#g2", "SK": "GROUP#g2", "productIds": {Decimal(2)}, "tags": {"red"}},
+    ]
+    return items
+
+
+def test_references_to_a_composite_key_and_over_number_and_string_sets(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "shipments", _shipments())
+    assert types == {"Order", "Item", "Shipment", "Product", "Tag", "Group"}  # 6 of 6
+    # (orderId, itemId) is, on every shipment, the key of a sampled Item: a composite ref
+    assert "item: {type: Item, ref: {orderId: orderId, id: itemId}}  # guess: on all 3" in text
+    assert "order: {type: Order, ref: orderId}" in text
+    # a number set and a string set of ids: refs over the sets
+    assert 'products: {type: "[Product!]!", ref: productIds}  # guess: every element of ' in text
+    assert "productIds (a number set (NS)) is the id of a sampled Product item" in text
+    assert 'tagNodes: {type: "[Tag!]!", ref: tags}  # guess: every element of tags (a' in text
+    # a tag's label repeats its own id: no reference to itself
+    assert "labelNode" not in text
