@@ -583,3 +583,29 @@ def test_references_to_a_composite_key_and_over_number_and_string_sets(
     assert 'tagNodes: {type: "[Tag!]!", ref: tags}  # guess: every element of tags (a' in text
     # a tag's label repeats its own id: no reference to itself
     assert "labelNode" not in text
+
+
+def _follows() -> list[dict[str, Any]]:
+    """Users that exist only as keys, following each other (`USER#a` / `USER#b`) and writing
+    posts under their partitions: no item has pk = sk."""
+    items: list[dict[str, Any]] = [
+        {"PK": f"USER#{a}", "SK": f"USER#{b}", "since": f"2026-01-0{n + 1}"}
+        for n, (a, b) in enumerate((("ann", "bo"), ("ann", "cy"), ("bo", "cy"), ("cy", "ann")))
+    ]
+    items += [
+        {"PK": f"USER#{a}", "SK": f"POST#{p}", "text": f"post {p}"}
+        for a, p in (("ann", "p1"), ("bo", "p2"), ("ann", "p3"))
+    ]
+    return items
+
+
+def test_an_edge_between_two_nodes_of_one_implicit_type(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "follows", _follows())
+    assert types == {"User", "Post"}  # 2 of 2, and the edge
+    assert '  User:  # guess: an implicit node: "USER#…" keys appear only inside' in text
+    assert "  USER_TO_USER:  # guess: an edge User -> User: 4 items" in text
+    assert "an edge between two nodes of one implicit type (" in text
+    assert "    from: User\n    to: User\n" in text
+    assert "parent: {type: User, field: user, collection: posts" in text
