@@ -609,3 +609,28 @@ def test_an_edge_between_two_nodes_of_one_implicit_type(
     assert "an edge between two nodes of one implicit type (" in text
     assert "    from: User\n    to: User\n" in text
     assert "parent: {type: User, field: user, collection: posts" in text
+
+
+def _people() -> list[dict[str, Any]]:
+    """An index sort key carrying a literal prefix and a value no other attribute holds:
+    `GSI1SK = NAME#John`, users listed by name in GSI1's partition `USERS`."""
+    return [
+        {"PK": f"USER#u{n}", "SK": f"USER#u{n}", "GSI1PK": "USERS", "GSI1SK": f"NAME#{name}"}
+        | ({"email": f"{name.lower()}@example.com"} if n else {})
+        for n, name in enumerate(("John", "Ann", "Bao Nguyen"))
+    ]
+
+
+def test_an_index_value_with_a_literal_prefix_is_a_field_named_after_it(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, answers = _round_trip(
+        dynamodb, tmp_path, "people", _people(), indexes=(("GSI1", "GSI1PK", "GSI1SK"),)
+    )
+    assert types == {"User"}  # 1 of 1
+    assert 'GSI1: {pk: USERS, sk: "NAME#{name}"}  # guess: GSI1PK, GSI1SK on all 3' in text
+    assert "      name: String  # guess: written into GSI1SK (GSI1's key) as NAME#{name}" in text
+    assert "An index key is not read back into a field: null on items" in text
+    assert "declare its template by hand" not in text
+    assert "  usersByName:  # guess: User items are written to GSI1 this way" in text
+    assert answers["User"]["name"] is None  # stored only inside GSI1SK
