@@ -35,6 +35,9 @@ MEANINGS = {
 }
 
 
+NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
 class Indexes(Fields):
     # -- indexes and access patterns --
 
@@ -126,6 +129,9 @@ class Indexes(Fields):
         if typed is None:
             return None
         meaning = MEANINGS.get(typed[0].rstrip("!"))
+        texts = [r.text(attribute) or "" for r in k.rows if attribute in r.attrs]
+        if meaning == "name" and all(NUMBER.match(t) for t in texts):
+            meaning = "amount"  # digits in a string (AWS's quarterly sales, `5000`)
         name = self.claim(k.name, meaning or gql_name(attribute))
         comment = (
             f"{typed[1]}; overloaded: {attribute} ({index}'s key) holds this type's own value, "

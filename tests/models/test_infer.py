@@ -430,3 +430,21 @@ def test_guesses_check_model_refuses_are_left_out_not_fatal() -> None:
     draft = infer(INFO, rows, complete=True)
     assert any("check-model refused its guess (items of" in n for n in draft.notes)
     assert "User" in load_model_text(draft.text).types
+
+
+def test_sort_keys_with_no_word_say_precisely_why_they_are_left_out() -> None:
+    """AWS's GSI-overloading example with several quarters (`2017-Q1`, `2017-Q2`): no literal
+    sort key, and a template beginning with a placeholder overlaps the partition's other
+    items."""
+    rows = []
+    for n in (1, 2, 3):
+        rows += [
+            {"PK": f"HR-EMPLOYEE{n}", "SK": f"EMPLOYEE{n}", "Data": f"Name {n}"},
+            {"PK": f"HR-EMPLOYEE{n}", "SK": f"2017-Q{n}", "Data": f"{5000 * n}"},
+        ]
+    draft = infer(INFO, _items(*rows), complete=True)
+    assert list(load_model_text(draft.text).types) == ["Employee"]
+    (note,) = [n for n in draft.notes if "2017-Q" in n]
+    assert "3 items left out (e.g. PK='HR-EMPLOYEE1', SK='2017-Q1')" in note
+    assert "their template would be '{year}-Q{quarter}', which begins with a placeholder" in note
+    assert "('EMPLOYEE1-Q1' fits both it and the EMPLOYEE… keys)" in note

@@ -500,7 +500,7 @@ def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path)
     text, types, _ = _round_trip(
         dynamodb, tmp_path, "hr", _hr(), indexes=(("GSI_1", "SK", "Data"),)
     )
-    assert types == {"Employee", "Warehouse", "HrConfidential"}  # 3 of 3
+    assert types == {"Employee", "Warehouse", "HrConfidential", "Quarter"}  # 4 of 4
     # the employee's own item: its sort key repeats the partition's value after `HR-`
     assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "EMPLOYEE{employeeId}"}' in text
     assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "Warehouse_{id}"}' in text
@@ -511,8 +511,14 @@ def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path)
     assert 'GSI_1: {pk: "EMPLOYEE{employeeId}", sk: "{name}"}' in text
     # the page's access patterns: employees of a warehouse, recent hires by date
     assert 'partition: "Warehouse_{id}"\n    sort: {template: "{date}"' in text
-    # a quarter's sort key has no word of its own: left out, said
-    assert "# note: 4 items left out (e.g. PK='HR-EMPLOYEE" in text
+    # a quarter's sort key has no word of its own, but is one literal: a type of that sort key,
+    # and the comment says why other quarters cannot be declared without a type attribute
+    assert "Quarter:  # a keyed node" in text and "left out" not in text
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "2017-Q1"}' in text
+    assert "their template would be '{year}-Q{quarter}', which begins with a placeholder" in text
+    assert "('EMPLOYEE1-Q1' fits both it and the EMPLOYEE… keys)" in text
+    assert "amount: {type: String!, attribute: Data}" in text  # the quarter's sales
+    assert 'partition: "2017-Q1"\n    sort: {template: "{amount}"}' in text
     assert 'partition: HR_confidential\n    sort: {template: "{date}", between: [from, to]}' in text
 
 
