@@ -448,3 +448,16 @@ def test_sort_keys_with_no_word_say_precisely_why_they_are_left_out() -> None:
     assert "3 items left out (e.g. PK='HR-EMPLOYEE1', SK='2017-Q1')" in note
     assert "their template would be '{year}-Q{quarter}', which begins with a placeholder" in note
     assert "('EMPLOYEE1-Q1' fits both it and the EMPLOYEE… keys)" in note
+
+
+def test_what_an_index_did_not_show_is_said_on_its_type() -> None:
+    """Notes found while templating a type's index keys (a sparse index) were added after the
+    type's comments were printed, and lost; they are printed with its index writes."""
+    rows = [
+        {"PK": f"USER#u{n}", "SK": f"USER#u{n}"}
+        | ({"GSI1PK": "USERS", "GSI1SK": f"NAME#{n}x"} if n else {})
+        for n in range(3)
+    ]
+    info = TableInfo("t", "PK", "SK", {"PK": "S", "SK": "S"}, {"GSI1": ("GSI1PK", "GSI1SK")})
+    text = infer(info, _items(*rows), complete=True).text
+    assert "    # GSI1: GSI1PK on 2 of 3 items (a sparse index?); not declared" in text
