@@ -152,6 +152,8 @@ class Indexes(Fields):
         word = prefix.rstrip(SEPARATOR_CHARS)
         if k.role == "edge" or not all(rests) or not NAME.match(word):
             return None
+        if any(self.sep in r for r in rests):  # parts of several values: not one field's
+            return None
         if self._attribute(k, rests, set()) is not None:
             return None  # another attribute holds it: not this rule's
         known = self.overloaded.setdefault(k.name, [])
