@@ -62,7 +62,7 @@ class Implicit(Roles):
                 source = self._implicit(k.pk_prefix, self.info.pk, made, kinds)
                 target = self._implicit(k.sk_prefix, self.sk, made, kinds)
                 k.role, k.source, k.target = "edge", source, target
-                why = "a sort-key value under several partitions" if shared else ""
+                why = same or ("a sort-key value under several partitions" if shared else "")
                 why = why or (
                     f"{self.inverted[0]} (the table's keys swapped) reads them back"
                     if self.inverted
