@@ -298,8 +298,14 @@ class _Checks(_Base):
         for e in edges.values():
             if e.source in types and e.target in types:
                 shapes.append((("edges", e.label), e.label, types[e.source].pk, types[e.target].sk))
+        # an implicit type has no item of its own: an edge's items (two keys, pk != sk) are never
+        # its, even where its key template fits both ends (follows between `USER#a` and `USER#b`)
+        implicit = {n.name for n in types.values() if n.implicit and n.single}
         for i, (path, name, pk, sk) in enumerate(shapes):
-            for _, other, opk, osk in shapes[:i]:
+            for opath, other, opk, osk in shapes[:i]:
+                kinds = {path[0], opath[0]}
+                if kinds == {"types", "edges"} and {name, other} & implicit:
+                    continue
                 if (
                     overlap(pk, opk)
                     and overlap(sk, osk)

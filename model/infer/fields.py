@@ -20,11 +20,14 @@ from .values import (
     enum_value,
     field_decl,
     gql_name,
+    key_text,
     n_items,
     plural,
 )
 
 __all__ = ["Fields"]
+
+LISTS = ("[String!]", "[Int!]")  # lists and sets whose elements may be ids: refs over lists
 
 
 class Fields(Keys):
@@ -131,6 +134,9 @@ class Fields(Keys):
         self.claimed.setdefault(k.name, {"id"}).update(key_names)
         lines: list[tuple[str, str, str]] = []
         refs: list[tuple[str, str, str]] = []
+        pairs = self.composite_refs(k)
+        paired = {a for _, links, _ in pairs for _, a in links}
+        names: dict[str, str] = {}  # attribute -> its field's name
         for attribute in self.field_attributes(k):
             name = self.field_name(attribute)
             typed = self.scalar(k, attribute, k.name)
@@ -140,7 +146,7 @@ class Fields(Keys):
             graphql, evidence = typed
             target = self.ref_target(k, attribute, name)
             holds = self.key_target(k, attribute) if target is None else None
-            listed = self.list_target(k, attribute) if graphql.startswith("[String!]") else None
+            listed = self.list_target(k, attribute) if graphql.startswith(LISTS) else None
             name = self.claim(k.name, name) if name not in key_names else name
             if name == k.link and k.parent is not None:
                 graphql = "ID!"
@@ -152,12 +158,13 @@ class Fields(Keys):
                     (
                         ref,
                         f'{{type: "[{listed}!]{bang}", ref: {name}}}',
-                        f"guess: every element of {name} is the id of a sampled {listed} item; "
-                        f"{ref} resolves them (one batch)",
+                        f"guess: every element of {name} ({self.collection_kind(k, attribute)}) "
+                        f"is the id of a sampled {listed} item; {ref} resolves them (one batch)",
                     )
                 )
             elif target:
-                graphql = "ID" + ("!" if graphql.endswith("!") else "")
+                if not graphql.startswith(("Int", "Float")):  # a number keeps its type
+                    graphql = "ID" + ("!" if graphql.endswith("!") else "")
                 ref = self.claim(k.name, self.ref_stem(name, target))
                 evidence_ref = (
                     f"guess: every {name} is the id of a sampled {target} item; "
@@ -174,11 +181,19 @@ class Fields(Keys):
                         f"{ref} resolves it (batched)",
                     )
                 )
-            elif attribute not in (self.info.pk, self.sk) and (
-                name.endswith("Id") or attribute.endswith("_id")
+            elif (
+                attribute not in (self.info.pk, self.sk)
+                and attribute not in paired
+                and (name.endswith("Id") or attribute.endswith("_id"))
             ):
                 evidence += f"; {self.ref_hint(k, attribute)}"
+            names[attribute] = name
             lines.append((name, field_decl(graphql, name, attribute), evidence))
+        for target, links, evidence in pairs:
+            stored = {p: names.get(a, a) for p, a in links}  # a key placeholder is a field too
+            ref = self.claim(k.name, self.ref_stem(stored[links[-1][0]], target))
+            decl = ", ".join(f"{p}: {f}" for p, f in stored.items())
+            refs.append((ref, f"{{type: {target}, ref: {{{decl}}}}}", f"guess: {evidence}"))
         k_lines = lines + refs
         self.field_lines[k.name] = k_lines
 
@@ -189,8 +204,70 @@ class Fields(Keys):
         for type_, ids in self.ids.items():
             if type_ == k.name and (name == "id" or (bool(k.values) and name in k.values[0])):
                 continue  # the item's own key
+            if (
+                type_ == k.name
+                and k.values
+                and all(
+                    r.text(attribute) == v.get("id") for r, v in zip(k.rows, k.values, strict=False)
+                )
+            ):
+                continue  # a copy of the item's own id (a tag's label ``red``), no reference
             if all(v in ids for v in values):
                 return type_
+        return None
+
+    def composite_refs(self, k: Kind) -> list[tuple[str, list[tuple[str, str]], str]]:
+        """References to a key of two placeholders (an order's item, ``{orderId, id}``): a pair
+        of the kind's fields whose values are, item by item, a sampled item's key placeholders:
+        (target, [(placeholder, attribute or own key placeholder)], evidence)."""
+        out: list[tuple[str, list[tuple[str, str]], str]] = []
+        own = list(k.values[0]) if k.values and len(k.values) == k.count else []
+        columns: dict[str, list[str | None]] = {
+            a: [r.text(a) for r in k.rows] for a in self.field_attributes(k)
+        }
+        stored = set(columns)
+        columns |= {p: [v.get(p) for v in k.values] for p in own if p not in columns}
+        for t in self.all_kinds:
+            if t is k or t.implicit or t.role not in ("child", "keyed") or not t.values:
+                continue
+            placeholders = list(t.values[0])
+            if len(placeholders) != 2 or any(list(v) != placeholders for v in t.values):
+                continue
+            keys: set[tuple[str | None, ...]] = {
+                tuple(v[p] for p in placeholders) for v in t.values
+            }
+            found = self._pair(columns, placeholders, keys, stored)
+            if found is not None:
+                evidence = (
+                    f"on all {n_items(k.count)}, ({', '.join(found)}) is the key "
+                    f"({', '.join(placeholders)}) of a sampled {t.name} item: a reference to a "
+                    "composite key (batched)"
+                )
+                out.append((t.name, list(zip(placeholders, found, strict=True)), evidence))
+        return out
+
+    @staticmethod
+    def _pair(
+        columns: Mapping[str, list[str | None]],
+        placeholders: list[str],
+        keys: set[tuple[str | None, ...]],
+        stored: set[str],
+    ) -> tuple[str, str] | None:
+        """The two columns whose values are, row by row, among ``keys``; a column named as its
+        placeholder first; at least one stored attribute (two key parts are the kind's own key)."""
+
+        def order(n: int) -> list[str]:
+            parts = {key[n] for key in keys}
+            fit = [a for a, values in columns.items() if set(values) <= parts]
+            return sorted(fit, key=lambda a: gql_name(a) != placeholders[n])
+
+        for first in order(0):
+            for second in order(1):
+                if first == second or not ({first, second} & stored):
+                    continue
+                rows = list(zip(columns[first], columns[second], strict=True))
+                if all(a is not None and b is not None for a, b in rows) and set(rows) <= keys:
+                    return first, second
         return None
 
     def ref_hint(self, k: Kind, attribute: str) -> str:
@@ -222,20 +299,32 @@ class Fields(Keys):
         for suffix in ("Id", "ID", "_id"):
             if not many and name.endswith(suffix) and len(name) > len(suffix):
                 return name[: -len(suffix)]
-        return plural(lower_first(target)) if many else f"{name}Node"
+        if many:  # ``tags`` of Tag ids: ``tagNodes``, not a second ``tags``
+            stem = plural(lower_first(target))
+            return stem if stem != name else f"{lower_first(target)}Nodes"
+        return f"{name}Node"
 
     def list_target(self, k: Kind, attribute: str) -> str | None:
-        """The type whose sampled ids every element of a list or set attribute is: a ref over
-        the list."""
+        """The type whose sampled ids every element of a list, string set (SS) or number set
+        (NS) attribute is: a ref over the list."""
         elements = {
-            str(e["S"] if isinstance(e, dict) else e)
+            key_text("N", e) if kind == "NS" else str(e["S"] if isinstance(e, dict) else e)
             for r in k.rows
-            for e in r.attrs.get(attribute, ("", []))[1]
+            for kind, value in [r.attrs.get(attribute, ("", []))]
+            for e in value
         }
         for type_, ids in self.ids.items():
             if elements and elements <= ids:
                 return type_
         return None
+
+    @staticmethod
+    def collection_kind(k: Kind, attribute: str) -> str:
+        """What a list attribute is stored as: ``a number set (NS)``, ``a string set (SS)``,
+        ``a list (L)``."""
+        kinds = {r.attrs[attribute][0] for r in k.rows if attribute in r.attrs}
+        names = {"NS": "a number set (NS)", "SS": "a string set (SS)", "L": "a list (L)"}
+        return " or ".join(names.get(x, x) for x in sorted(kinds))
 
     def key_target(self, k: Kind, attribute: str) -> str | None:
         """The type whose sampled items' whole keys (``customerID#VINET``) are an attribute's

@@ -41,6 +41,7 @@ class Implicit(Roles):
                 continue
             target = nodes.get(k.sk_prefix)
             shared = any(n > 1 for n in _counts(targets).values())
+            same = self._same_prefix(k, sources, targets)  # follows: USER#a / USER#b
             if target is not None and target.same and target.rows:
                 keys = {r.pk for r in target.rows}
                 if not all(r.sk in keys for r in k.rows) or k.sk_prefix == k.pk_prefix:
@@ -54,19 +55,27 @@ class Implicit(Roles):
             elif (
                 k.sk_prefix not in own
                 and all(ID.match(i) for i in targets)
-                and (shared or self.inverted)
+                and (shared or self.inverted or same)
             ):
-                if k.sk_prefix == k.pk_prefix:
+                if k.sk_prefix == k.pk_prefix and not same:
                     continue
                 source = self._implicit(k.pk_prefix, self.info.pk, made, kinds)
                 target = self._implicit(k.sk_prefix, self.sk, made, kinds)
                 k.role, k.source, k.target = "edge", source, target
-                why = "a sort-key value under several partitions" if shared else ""
-                why = why or f"{self.inverted[0]} (the table's keys swapped) reads them back"
-                k.notes.append(
-                    f'{n_items(k.count)} between "{k.pk_prefix}…" and "{k.sk_prefix}…" keys '
-                    f"that no item owns: an edge between two implicit types ({why})"
+                why = same or ("a sort-key value under several partitions" if shared else "")
+                why = why or (
+                    f"{self.inverted[0]} (the table's keys swapped) reads them back"
+                    if self.inverted
+                    else same
                 )
+                between = (
+                    f'between "{k.pk_prefix}…" keys that no item owns: an edge between two '
+                    "nodes of one implicit type"
+                    if source is target
+                    else f'between "{k.pk_prefix}…" and "{k.sk_prefix}…" keys that no item owns: '
+                    "an edge between two implicit types"
+                )
+                k.notes.append(f"{n_items(k.count)} {between} ({why})")
             else:
                 k.role, k.parent = "child", self._implicit(k.pk_prefix, self.info.pk, made, kinds)
                 k.notes.append(
@@ -89,6 +98,17 @@ class Implicit(Roles):
             }
             node.seen = sorted(seen - {""})
         return changed
+
+    @staticmethod
+    def _same_prefix(k: Kind, sources: list[str], targets: list[str]) -> str:
+        """Why items keyed ``USER#a`` / ``USER#b`` under a prefix no item owns relate two nodes of
+        one implicit type (a follow): a sort key's id that is also a partition's, else ""."""
+        if k.sk_prefix != k.pk_prefix or any(s == t for s, t in zip(sources, targets, strict=True)):
+            return ""
+        both = sorted(set(sources) & set(targets))
+        if not both:
+            return ""
+        return f"{k.sk_prefix}{both[0]} is a partition and a sort key both"
 
     def _implicit(
         self, prefix: str, attribute: str, made: dict[str, Kind], kinds: list[Kind]

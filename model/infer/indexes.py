@@ -9,7 +9,18 @@ from ..templates import Template
 from .fields import Fields
 from .libraries import ELECTRODB, electro_template
 from .shapes import Kind
-from .values import Row, field_decl, gql_name, n_items, plural, yaml_str
+from .values import (
+    DATE,
+    DATETIME,
+    NAME,
+    SEPARATOR_CHARS,
+    Row,
+    field_decl,
+    gql_name,
+    n_items,
+    plural,
+    yaml_str,
+)
 
 __all__ = ["Indexes"]
 
@@ -22,6 +33,9 @@ MEANINGS = {
     "Int": "number",
     "Float": "amount",
 }
+
+
+NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
 class Indexes(Fields):
@@ -72,6 +86,8 @@ class Indexes(Fields):
                     names = self.match(k, segments, k.values, set())
                 if names is None and not prefix:
                     names = self.overloaded_field(k, attribute, index)
+                elif names is None:  # GSI1SK = NAME#John: a field named after its prefix
+                    names = self.prefixed_field(k, attribute, index, prefix, values)
                 if names is None:
                     k.notes.append(
                         f"{index}: a part of {attribute} (e.g. {values[0]!r}) matches no "
@@ -113,6 +129,9 @@ class Indexes(Fields):
         if typed is None:
             return None
         meaning = MEANINGS.get(typed[0].rstrip("!"))
+        texts = [r.text(attribute) or "" for r in k.rows if attribute in r.attrs]
+        if meaning == "name" and all(NUMBER.match(t) for t in texts):
+            meaning = "amount"  # digits in a string (AWS's quarterly sales, `5000`)
         name = self.claim(k.name, meaning or gql_name(attribute))
         comment = (
             f"{typed[1]}; overloaded: {attribute} ({index}'s key) holds this type's own value, "
@@ -120,6 +139,40 @@ class Indexes(Fields):
             + (f"named after its kind of value ({meaning})" if meaning else "rename it")
         )
         known.append((name, field_decl(typed[0], name, attribute), comment))
+        return ["{" + name + "}"]
+
+    def prefixed_field(
+        self, k: Kind, attribute: str, index: str, prefix: str, values: list[str]
+    ) -> list[str] | None:
+        """An index attribute holding a literal prefix and a value no other attribute holds
+        (``GSI1SK = NAME#John``): a field named after the prefix (``name``), the index template
+        ``NAME#{name}``. The value is stored nowhere else, and a field cannot be read out of an
+        index key, so the field is nullable over an attribute of its own, and said so."""
+        rests = [v[len(prefix) :] for v in values]
+        word = prefix.rstrip(SEPARATOR_CHARS)
+        if k.role == "edge" or not all(rests) or not NAME.match(word):
+            return None
+        if any(self.sep in r for r in rests):  # parts of several values: not one field's
+            return None
+        if self._attribute(k, rests, set()) is not None:
+            return None  # another attribute holds it: not this rule's
+        known = self.overloaded.setdefault(k.name, [])
+        for name, _, comment in known:
+            if f"written into {attribute} (" in comment:
+                return ["{" + name + "}"]
+        kind = "Date" if all(DATE.match(r) for r in rests) else "String"
+        kind = "DateTime" if kind == "String" and all(DATETIME.match(r) for r in rests) else kind
+        name = self.claim(k.name, gql_name(word))
+        example = values[0]
+        comment = (
+            f"guess: written into {attribute} ({index}'s key) as {prefix}{{{name}}}: on "
+            f"{n_items(len(values))} {attribute} holds {prefix!r} and a value no other attribute "
+            f"holds ({example!r}), so the field is named after the prefix. An index key is not "
+            f"read back into a field: null on items that keep it only in {attribute}, and an "
+            f"update leaving it unset leaves the item out of {index}; copy {attribute}'s value "
+            f"after {prefix!r} into an attribute {name} before serving writes"
+        )
+        known.append((name, field_decl(kind, name, name), comment))
         return ["{" + name + "}"]
 
     def index_lines(self, k: Kind, queries: list[str]) -> list[str]:

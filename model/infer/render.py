@@ -249,7 +249,9 @@ class Renderer(Edges):
                 f"    parent: {{type: {parent.name}, field: {field_name}, "
                 f"collection: {collection}, order: {order}{count}}}  # {comment}"
             )
+        printed = len(k.notes)
         indexes = self.index_lines(k, queries)  # first: it may read an overloaded attribute
+        later = list(dict.fromkeys(n for n in k.notes[printed:] if n not in k.notes[:printed]))
         lines = self.field_lines.get(k.name, []) + self.overloaded.get(k.name, [])
         claims = [c for c in kinds if c.role == "claim" and c.parent is k]
         if lines or claims:
@@ -280,6 +282,7 @@ class Renderer(Edges):
                     declaration = f"{{type: {type_}{stored}, unique: {unique}}}"
                     comment += f"; unique: {claim.notes[0]}"
                 out.append(f"      {name}: {declaration}  # {comment}")
+        out += [f"    # {note}" for note in later]  # what the index keys did not show
         if indexes:
             out.append("    indexes:")
             out += indexes

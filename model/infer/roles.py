@@ -70,10 +70,13 @@ class Roles(Shapes):
             if k.role == "keyed" and self.partition_item(k):
                 continue
             if k.role in ("child", "keyed") and not k.sk_prefix and not self.type_attribute:
+                if self.wordless_constant(k, kinds):
+                    continue
                 k.role = "unexplained"
                 k.notes.append(
                     "a sort key with no literal prefix: without a type attribute, Edgewise "
                     "could not tell these items from the other items of their partitions"
+                    + self.wordless_why(k, kinds)
                 )
         for k in kinds:
             k.own = k.own or (
@@ -102,6 +105,43 @@ class Roles(Shapes):
             f"({k.rows[0].pk} / {k.rows[0].sk}): the partition's own item"
         )
         return True
+
+    def wordless_constant(self, k: Kind, kinds: list[Kind]) -> bool:
+        """AWS's GSI-overloading example's ``2017-Q1``: a sort key with no word, the same on
+        every item, one per partition, beside items of their own kinds: a keyed type of that
+        one literal sort key (a literal overlaps no other template)."""
+        constants = {r.sk for r in k.rows}
+        others = [c for c in kinds if c is not k and c.pk_prefix == k.pk_prefix and c.sk_prefix]
+        if len(constants) != 1 or k.count < 2 or not others or not k.pk_prefix:
+            return False
+        if len({r.pk for r in k.rows}) != k.count:
+            return False
+        (constant,) = constants
+        k.notes.append(
+            f"every item of this shape has the sort key {constant!r}, one per partition, "
+            "beside the partition's other items: a type of that one sort key; items of other "
+            "sort keys of its shape would fit no declaration" + self.wordless_why(k, kinds)
+        )
+        return True
+
+    def wordless_why(self, k: Kind, kinds: list[Kind]) -> str:
+        """Why the format cannot declare sort keys that start with no word, as precisely as the
+        sample shows it: the template they would need also matches the partition's other sort
+        keys."""
+        template = wordless_template(sorted({r.sk for r in k.rows}))
+        others = [c for c in kinds if c is not k and c.pk_prefix == k.pk_prefix and c.sk_prefix]
+        if not template or not others:
+            return ""
+        example = k.rows[0].sk
+        tail = re.sub(r"^\d+", "", example)  # the first placeholder's value dropped: -Q1
+        clash = f"{others[0].sk_prefix}1{tail}"
+        return (
+            f"; their template would be {template!r}, which begins with a placeholder and so "
+            f"also matches the partition's other sort keys ({clash!r} fits both it and the "
+            f"{others[0].sk_prefix}… keys): without a type attribute check-model refuses such an "
+            f"overlap; a type attribute, or a literal prefix ('SALES#{example}'), makes them "
+            "declarable"
+        )
 
     def constant_sort_key(self, k: Kind, kinds: list[Kind]) -> bool:
         """A node whose sort key is one constant word (``orderID#10248`` / ``ORDER``): still
@@ -185,7 +225,7 @@ class Roles(Shapes):
             elif k.tag:
                 base = type_name(k.tag)
             elif k.role == "keyed" and k.count > 1 and len({r.sk for r in k.rows}) == 1:
-                base = type_name(k.rows[0].sk)  # HR_confidential: named by its constant sort key
+                base = wordless_name(k.rows[0].sk) or type_name(k.rows[0].sk)  # HR_confidential
             elif k.own:  # ORG#MICROSOFT / METADATA#MICROSOFT: named by its partition
                 base = type_name(k.literal or k.pk_prefix.rstrip(SEPARATOR_CHARS))
             elif self.between_partitions(k, kinds):  # stu#101 / cs#201: named by both ends
@@ -216,3 +256,43 @@ class Roles(Shapes):
             return False
         own = {c.pk_prefix for c in kinds if c.same or c.own}
         return k.pk_prefix not in own and k.sk_prefix not in own
+
+
+def wordless_template(keys: list[str]) -> str:
+    """The template of sort keys that start with digits (``2017-Q1`` → ``{year}-Q{quarter}``):
+    each run of digits a placeholder, the text between them literal; "" when the text differs."""
+    parts = [re.split(r"(\d+)", key) for key in keys]
+    if not keys or len({len(p) for p in parts}) != 1 or not re.match(r"^\d", keys[0]):
+        return ""
+    out: list[str] = []
+    for i, column in enumerate(zip(*parts, strict=True)):
+        if i % 2 == 0:
+            if len(set(column)) != 1:
+                return ""
+            out.append(column[0])
+            continue
+        before = out[-1] if out else ""
+        if all(len(c) == 4 and c[:2] in ("19", "20") for c in column):
+            out.append("{year}")
+        elif before.endswith("Q"):
+            out.append("{quarter}")
+        else:
+            out.append(f"{{n{i // 2 + 1}}}")
+    return "".join(out)
+
+
+def wordless_name(key: str) -> str:
+    """A type named after the shape of its one sort key, when it has no word of its own
+    (``2017-Q1`` → ``Quarter``)."""
+    for pattern, name in WORDLESS:
+        if pattern.match(key):
+            return name
+    return ""
+
+
+WORDLESS = (
+    (re.compile(r"^\d{4}-?Q[1-4]$"), "Quarter"),
+    (re.compile(r"^\d{4}-\d{2}-\d{2}$"), "Day"),
+    (re.compile(r"^\d{4}-\d{2}$"), "Month"),
+    (re.compile(r"^\d{4}$"), "Year"),
+)

@@ -151,6 +151,48 @@ def _edges(found: _Items) -> list[Listing]:
     return out
 
 
+def _composite_refs(found: _Items) -> list[Listing]:
+    """Every reference to a composite key: each placeholder from a field of the item (its
+    attribute, else its part of the item's own key)."""
+    out = []
+    for name, node in found.model.types.items():
+        for field in node.fields.values():
+            if field.kind != "ref" or not field.link or field.target is None:
+                continue
+            target = found.model.types[field.target]
+            for item in (i for i in found.items if found.type_of(i) == name):
+                pk, sk = found.keys(item)
+                own = {**(node.pk.parse(pk) or {}), **(node.sk.parse(sk) or {})}
+                values = {
+                    p: _text(item[node.fields[f].attribute])
+                    if node.fields[f].attribute in item
+                    else own.get(f)
+                    for p, f in field.link
+                }
+                exists = any(
+                    found.type_of(i) == field.target
+                    and found.keys(i) == (target.pk.format(values), target.sk.format(values))
+                    for i in found.items
+                )
+                expected = (
+                    [found.gid(field.target, target.pk.format(values), target.sk.format(values))]
+                    if exists
+                    else []
+                )
+                out.append(
+                    Listing(
+                        f"{name}.{field.name} of {pk} {sk}",
+                        f"query($id: ID!) {{ node(id: $id) {{ ... on {name} "
+                        f"{{ {field.name} {{ id }} }} }} }}",
+                        {"id": found.gid(name, pk, sk)},
+                        ("node", field.name),
+                        expected,
+                        one=True,
+                    )
+                )
+    return out
+
+
 def _refs(found: _Items) -> list[Listing]:
     """Every reference whose target has one template: one id, a whole key, or a list of ids."""
     out = []
@@ -236,7 +278,9 @@ def _queries(found: _Items) -> list[Listing]:
 def listings(model: Model, items: Iterable[Mapping[str, Any]]) -> list[Listing]:
     """Every listing of the draft with the ids the items say it answers."""
     found = _Items(model, items)
-    return _children(found) + _edges(found) + _queries(found) + _refs(found)
+    return (
+        _children(found) + _edges(found) + _queries(found) + _refs(found) + _composite_refs(found)
+    )
 
 
 def answered(listing: Listing, body: Mapping[str, Any]) -> tuple[list[str], int | None] | Any:

@@ -198,12 +198,14 @@ def _times(model: Model, name: str, answer: dict[str, Any]) -> dict[str, Any]:
 def _cased(model: Model, name: str, answer: dict[str, Any], item: Item) -> dict[str, Any]:
     """A key field answered as the key's lower-cased copy of its attribute (this branch's
     engine reads key fields from the key) taken for the attribute itself, as issue 21's engine
-    answers it."""
+    answers it; a set's elements in order (sets have none)."""
     out = dict(answer)
     for field, attribute in _scalars(model, name).items():
         stored = item.get(attribute)
         if isinstance(stored, str) and out.get(field) == stored.lower() != stored:
             out[field] = stored
+        if isinstance(stored, set) and isinstance(out.get(field), list):
+            out[field] = sorted(out[field])  # a set (SS, NS) has no order of its own
     return out
 
 

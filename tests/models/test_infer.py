@@ -430,3 +430,34 @@ def test_guesses_check_model_refuses_are_left_out_not_fatal() -> None:
     draft = infer(INFO, rows, complete=True)
     assert any("check-model refused its guess (items of" in n for n in draft.notes)
     assert "User" in load_model_text(draft.text).types
+
+
+def test_sort_keys_with_no_word_say_precisely_why_they_are_left_out() -> None:
+    """AWS's GSI-overloading example with several quarters (`2017-Q1`, `2017-Q2`): no literal
+    sort key, and a template beginning with a placeholder overlaps the partition's other
+    items."""
+    rows = []
+    for n in (1, 2, 3):
+        rows += [
+            {"PK": f"HR-EMPLOYEE{n}", "SK": f"EMPLOYEE{n}", "Data": f"Name {n}"},
+            {"PK": f"HR-EMPLOYEE{n}", "SK": f"2017-Q{n}", "Data": f"{5000 * n}"},
+        ]
+    draft = infer(INFO, _items(*rows), complete=True)
+    assert list(load_model_text(draft.text).types) == ["Employee"]
+    (note,) = [n for n in draft.notes if "2017-Q" in n]
+    assert "3 items left out (e.g. PK='HR-EMPLOYEE1', SK='2017-Q1')" in note
+    assert "their template would be '{year}-Q{quarter}', which begins with a placeholder" in note
+    assert "('EMPLOYEE1-Q1' fits both it and the EMPLOYEE… keys)" in note
+
+
+def test_what_an_index_did_not_show_is_said_on_its_type() -> None:
+    """Notes found while templating a type's index keys (a sparse index) were added after the
+    type's comments were printed, and lost; they are printed with its index writes."""
+    rows = [
+        {"PK": f"USER#u{n}", "SK": f"USER#u{n}"}
+        | ({"GSI1PK": "USERS", "GSI1SK": f"NAME#{n}x"} if n else {})
+        for n in range(3)
+    ]
+    info = TableInfo("t", "PK", "SK", {"PK": "S", "SK": "S"}, {"GSI1": ("GSI1PK", "GSI1SK")})
+    text = infer(info, _items(*rows), complete=True).text
+    assert "    # GSI1: GSI1PK on 2 of 3 items (a sparse index?); not declared" in text

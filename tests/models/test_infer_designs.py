@@ -500,7 +500,7 @@ def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path)
     text, types, _ = _round_trip(
         dynamodb, tmp_path, "hr", _hr(), indexes=(("GSI_1", "SK", "Data"),)
     )
-    assert types == {"Employee", "Warehouse", "HrConfidential"}  # 3 of 3
+    assert types == {"Employee", "Warehouse", "HrConfidential", "Quarter"}  # 4 of 4
     # the employee's own item: its sort key repeats the partition's value after `HR-`
     assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "EMPLOYEE{employeeId}"}' in text
     assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "Warehouse_{id}"}' in text
@@ -511,8 +511,14 @@ def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path)
     assert 'GSI_1: {pk: "EMPLOYEE{employeeId}", sk: "{name}"}' in text
     # the page's access patterns: employees of a warehouse, recent hires by date
     assert 'partition: "Warehouse_{id}"\n    sort: {template: "{date}"' in text
-    # a quarter's sort key has no word of its own: left out, said
-    assert "# note: 4 items left out (e.g. PK='HR-EMPLOYEE" in text
+    # a quarter's sort key has no word of its own, but is one literal: a type of that sort key,
+    # and the comment says why other quarters cannot be declared without a type attribute
+    assert "Quarter:  # a keyed node" in text and "left out" not in text
+    assert 'key: {pk: "HR-EMPLOYEE{employeeId}", sk: "2017-Q1"}' in text
+    assert "their template would be '{year}-Q{quarter}', which begins with a placeholder" in text
+    assert "('EMPLOYEE1-Q1' fits both it and the EMPLOYEE… keys)" in text
+    assert "amount: {type: String!, attribute: Data}" in text  # the quarter's sales
+    assert 'partition: "2017-Q1"\n    sort: {template: "{amount}"}' in text
     assert 'partition: HR_confidential\n    sort: {template: "{date}", between: [from, to]}' in text
 
 
@@ -540,3 +546,97 @@ def test_items_under_partitions_no_item_owns_hang_on_an_implicit_node(
     assert "parent: {type: User, field: user, collection: posts" in text
     assert "    from: User\n    to: Group\n" in text
     assert "an edge from an implicit type" in text and "a child of an implicit type" in text
+
+
+def _shipments() -> list[dict[str, Any]]:
+    """References to a composite key and over sets: an order's items live in its partition
+    (`ORDER#o1` / `ITEM#i1`), a shipment names one by `orderId` and `itemId`; a group holds a
+    number set (NS) of product ids and a string set (SS) of tag ids."""
+    items: list[dict[str, Any]] = []
+    for order in ("o1", "o2"):
+        items.append({"PK": f"ORDER#{order}", "SK": f"ORDER#{order}", "total": Decimal(5)})
+        for item in ("i1", "i2"):
+            items.append({"PK": f"ORDER#{order}", "SK": f"ITEM#{item}", "qty": Decimal(7)})
+    for n, (order, item) in enumerate((("o1", "i1"), ("o1", "i2"), ("o2", "i1"))):
+        items.append(
+            {"PK": f"SHIPMENT#s{n}", "SK": f"SHIPMENT#s{n}", "orderId": order, "itemId": item}
+        )
+    items += [{"PK": f"PRODUCT#{n}", "SK": f"PRODUCT#{n}", "name": f"w{n}"} for n in (1, 2, 3)]
+    items += [{"PK": f"TAG#{t}", "SK": f"TAG#{t}", "label": t} for t in ("red", "blue")]
+    items += [
+        {
+            "PK": "GROUP#g1",
+            "SK": "GROUP#g1",
+            "productIds": {Decimal(1), Decimal(3)},
+            "tags": {"red", "blue"},
+        },
+        {"PK": "GROUP#g2", "SK": "GROUP#g2", "productIds": {Decimal(2)}, "tags": {"red"}},
+    ]
+    return items
+
+
+def test_references_to_a_composite_key_and_over_number_and_string_sets(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "shipments", _shipments())
+    assert types == {"Order", "Item", "Shipment", "Product", "Tag", "Group"}  # 6 of 6
+    # (orderId, itemId) is, on every shipment, the key of a sampled Item: a composite ref
+    assert "item: {type: Item, ref: {orderId: orderId, id: itemId}}  # guess: on all 3" in text
+    assert "order: {type: Order, ref: orderId}" in text
+    # a number set and a string set of ids: refs over the sets
+    assert 'products: {type: "[Product!]!", ref: productIds}  # guess: every element of ' in text
+    assert "productIds (a number set (NS)) is the id of a sampled Product item" in text
+    assert 'tagNodes: {type: "[Tag!]!", ref: tags}  # guess: every element of tags (a' in text
+    # a tag's label repeats its own id: no reference to itself
+    assert "labelNode" not in text
+
+
+def _follows() -> list[dict[str, Any]]:
+    """Users that exist only as keys, following each other (`USER#a` / `USER#b`) and writing
+    posts under their partitions: no item has pk = sk."""
+    items: list[dict[str, Any]] = [
+        {"PK": f"USER#{a}", "SK": f"USER#{b}", "since": f"2026-01-0{n + 1}"}
+        for n, (a, b) in enumerate((("ann", "bo"), ("ann", "cy"), ("bo", "cy"), ("cy", "ann")))
+    ]
+    items += [
+        {"PK": f"USER#{a}", "SK": f"POST#{p}", "text": f"post {p}"}
+        for a, p in (("ann", "p1"), ("bo", "p2"), ("ann", "p3"))
+    ]
+    return items
+
+
+def test_an_edge_between_two_nodes_of_one_implicit_type(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, _ = _round_trip(dynamodb, tmp_path, "follows", _follows())
+    assert types == {"User", "Post"}  # 2 of 2, and the edge
+    assert '  User:  # guess: an implicit node: "USER#…" keys appear only inside' in text
+    assert "  USER_TO_USER:  # guess: an edge User -> User: 4 items" in text
+    assert "an edge between two nodes of one implicit type (" in text
+    assert "    from: User\n    to: User\n" in text
+    assert "parent: {type: User, field: user, collection: posts" in text
+
+
+def _people() -> list[dict[str, Any]]:
+    """An index sort key carrying a literal prefix and a value no other attribute holds:
+    `GSI1SK = NAME#John`, users listed by name in GSI1's partition `USERS`."""
+    return [
+        {"PK": f"USER#u{n}", "SK": f"USER#u{n}", "GSI1PK": "USERS", "GSI1SK": f"NAME#{name}"}
+        | ({"email": f"{name.lower()}@example.com"} if n else {})
+        for n, name in enumerate(("John", "Ann", "Bao Nguyen"))
+    ]
+
+
+def test_an_index_value_with_a_literal_prefix_is_a_field_named_after_it(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path
+) -> None:
+    text, types, answers = _round_trip(
+        dynamodb, tmp_path, "people", _people(), indexes=(("GSI1", "GSI1PK", "GSI1SK"),)
+    )
+    assert types == {"User"}  # 1 of 1
+    assert 'GSI1: {pk: USERS, sk: "NAME#{name}"}  # guess: GSI1PK, GSI1SK on all 3' in text
+    assert "      name: String  # guess: written into GSI1SK (GSI1's key) as NAME#{name}" in text
+    assert "An index key is not read back into a field: null on items" in text
+    assert "declare its template by hand" not in text
+    assert "  usersByName:  # guess: User items are written to GSI1 this way" in text
+    assert answers["User"]["name"] is None  # stored only inside GSI1SK

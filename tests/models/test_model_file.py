@@ -432,6 +432,24 @@ def test_keys_that_could_match_the_same_item_are_reported_without_a_type_attribu
     assert list(parse_model(typed).types) == ["Author", "Editor", "Book", "Chapter"]
 
 
+FOLLOWS = """
+table: {name: t, partitionKey: PK, sortKey: SK}
+types:
+  User: {key: "USER#{id}", implicit: true}
+edges:
+  FOLLOWS: {from: User, to: User, forward: follows}
+"""
+
+
+def test_an_edge_between_nodes_of_one_implicit_type_is_no_overlap() -> None:
+    """An implicit type has no item of its own: `USER#a` / `USER#b` is only ever the edge's."""
+    assert list(parse_model(FOLLOWS).edges) == ["FOLLOWS"]
+    stored = FOLLOWS.replace(", implicit: true", "")
+    with pytest.raises(ModelError) as raised:
+        parse_model(stored)  # a User item (pk = sk) and the edge: told apart by no attribute
+    assert any("can have the same keys" in line for line in raised.value.lines)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_models_load_and_validate_against_the_json_schema(name: str) -> None:
     load_model(name)
