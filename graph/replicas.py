@@ -452,9 +452,8 @@ class Upkeep:
 
     def size(self, actions: list[Action], delta: Delta) -> int:
         """How many actions :meth:`fold` makes of ``actions`` and ``delta``."""
-        keys = {a.key for a in actions}
-        keys |= delta.clocks.keys() | delta.bumps | delta.puts.keys() | delta.deletes
-        return len(actions) + len(keys - {a.key for a in actions})
+        touched = delta.clocks.keys() | delta.bumps | delta.adds.keys() | delta.puts.keys()
+        return len(actions) + len((touched | delta.deletes) - {a.key for a in actions})
 
     def fold(self, actions: list[Action], delta: Delta) -> list[Action]:
         """``actions`` with the delta's clocks as conditions and advances (on an action already
