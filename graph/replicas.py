@@ -12,7 +12,10 @@ reads the clock of every node whose edges it lists before it lists them, and com
 those clocks are unchanged; it advances the clock of both ends of its edge and of every start
 whose replicas it writes. So of two changes that could each miss the other's edge (a user
 joining a group while the group subscribes to a product: seed 000's race), the second to commit
-finds a clock moved, reads again, and writes the replica the first could not see.
+finds a clock moved, reads again, and writes the replica the first could not see. A listing
+from a global index, which DynamoDB updates after the write, is checked against the node's
+digest of its incoming edges (:func:`digest_attribute`, moved by each edge's own transaction)
+and read again until the index has caught up.
 """
 
 from __future__ import annotations
