@@ -610,6 +610,14 @@ class ModelSpec(Spec):
         default_factory=dict,
         description="Mutations the file cannot say, by name, each answered by a hook.",
     )
+    generator: str | None = Field(
+        None,
+        description="A Python function `package.module:function` that generates sample data "
+        "of a given size: `edgewise seed --users N --groups N --products N` calls it with "
+        "`users`, `groups`, `products`, `memberships`, `subscriptions` and `seed` as keyword "
+        "arguments, and it returns `nodes` and `edges` as in `sample.yaml`, written as the "
+        "mutations write them.",
+    )
     expose: dict[Literal["Query", "Mutation"], list[GraphQLName]] = Field(
         default_factory=dict,
         description="Root fields in order; those left out are not served. Default: every one.",

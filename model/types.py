@@ -306,6 +306,7 @@ class Model:
     key_casing: str = "none"  # lower/upper: keys hold cased copies of their values
     stamps: tuple[str, str] = ("createdAt", "updatedAt")  # created, modified attributes
     replicas: tuple[Replica, ...] = ()  # the paths kept replicated (``materialize:``)
+    generator: str | None = None  # ``package.module:function`` of sample data by size
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,8 @@ from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, Model, ModelError, json_schema
 from model.values import Replica
 
-from .engine import DEMO, Engine, engine_for
+from .engine import Engine, engine_for
+from .engine.fields import load_hook
 from .logs import FORMATS, configure
 from .settings import Settings, load_settings
 from .summary import summary
@@ -450,21 +451,31 @@ def _seed(args: argparse.Namespace) -> None:
     engine = _engine(args)
     counts = (args.users, args.groups, args.products, args.memberships, args.group_subscriptions)
     generating = any(counts[:3])
-    if generating and engine.name != DEMO:
+    generator = engine.model.generator
+    if generating and generator is None:
         raise SystemExit(
-            f"edgewise seed: --users/--groups/--products generate the demo's graph; for the "
-            f"model {args.model} run `edgewise seed --model {args.model}` (its sample data)"
+            f"edgewise seed: --users/--groups/--products call the model's generator, and "
+            f"{args.model} names none (`generator: package.module:function` in the model file); "
+            f"run `edgewise seed --model {args.model}` for its sample data"
         )
-    if not generating or args.demo:
-        items = engine.sample_items(Table(None, args.table, layout=engine.layout))
+    table = Table(None, args.table, layout=engine.layout)
+    if not generating or args.demo or generator is None:
+        items = engine.sample_items(table)
     else:
         if min(counts) < 0:
             raise SystemExit("edgewise seed: pass --demo, or --users/--groups/--products >= 0")
         if args.users and args.memberships and not args.groups:
             raise SystemExit("edgewise seed: users can only join groups: pass --groups N")
-        from models.demo.generate import generated_items  # the demo's own generator
-
-        items = generated_items(*counts, seed=args.random_seed)
+        users, groups, products, memberships, subscriptions = counts
+        sample = load_hook(generator)(
+            users=users,
+            groups=groups,
+            products=products,
+            memberships=memberships,
+            subscriptions=subscriptions,
+            seed=args.random_seed,
+        )
+        items = engine.items(table, sample)
     written = asyncio.run(_write_all(args, items, len(items), engine.layout))
     print(f"wrote {written} items to table {args.table!r}")
 

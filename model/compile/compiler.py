@@ -621,7 +621,14 @@ class _Compiler(_Checks, _Queries):
             ids=self.ids(),
             key_casing=self.file.table.key_casing,
             stamps=self.stamps(),
+            generator=self.generator(),
         )
+
+    def generator(self) -> str | None:
+        dotted = self.file.generator
+        if dotted is not None:
+            self.check_hook(("generator",), dotted)
+        return dotted
 
     def stamps(self) -> tuple[str, str]:
         spec = self.file.table.timestamps

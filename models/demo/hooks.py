@@ -4,20 +4,26 @@ more than the generated ones. (A user's products and ``hasAccess`` are `path:` f
 file.)
 
 A mutation hook is called as ``await hook(ctx, **arguments)``. Keys come from the model's
-templates (through the codec and ``graph.mutate.Writer``); nothing here formats one."""
+templates (through the codec and the Writer of :mod:`server.hooks`, the one module hooks
+import); nothing here formats one."""
 
 from __future__ import annotations
 
-from graph.deletes import is_marked
-from graph.errors import BadUserInput, NotFound
-from graph.items import Ref
-from graph.keys import new_id
-from graph.mutate import Writer, now_iso
-from graph.reads import cursor_of
-from graph.table import Item
-from model import EdgeType, NodeType
-from server.engine.context import ModelContext
-from server.engine.fields import EdgeValue
+from server.hooks import (
+    BadUserInput,
+    EdgeType,
+    EdgeValue,
+    Item,
+    ModelContext,
+    NodeType,
+    NotFound,
+    Ref,
+    Writer,
+    cursor_of,
+    is_marked,
+    new_id,
+    now_iso,
+)
 
 __all__ = [
     "add_office",

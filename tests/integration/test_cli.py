@@ -219,3 +219,15 @@ def test_serve_a_shipped_model_with_its_sample_data() -> None:
             process.wait()
         if process.stderr:
             process.stderr.close()
+
+
+def test_seed_generates_only_with_the_generator_the_model_names(
+    dynamodb: EmbeddedDynamoDB,
+) -> None:
+    result = run(
+        "seed", "--model", "orders", "--users", "3", "--dynamodb", dynamodb.url, check=False
+    )
+    assert result.returncode != 0
+    assert "orders names none (`generator: package.module:function` in the model file)" in (
+        result.stderr
+    )
