@@ -3,7 +3,8 @@
 without breaking them.
 
 A mutation hook is called as ``await hook(ctx, **arguments)`` and a field hook as
-``hook(ref, info, **arguments)`` (``info.context`` is the ``ctx``). Through ``ctx`` a hook has:
+``await hook(ctx, ref, **arguments)``, ``ref`` the node the field is on. Through ``ctx`` a hook
+has:
 
 - ``ctx.codec``: the model's keys and items (:class:`Codec`): ``by_id``, ``key``, ``item_key``,
   ``global_id``; ``ctx.codec.model`` the compiled model (its ``types`` and ``edges``);
@@ -31,7 +32,7 @@ from graph.reads import cursor_of
 from graph.table import Item
 from model import EdgeType, NodeType
 
-from .engine.context import Info, ModelContext
+from .engine.context import ModelContext
 from .engine.listings import EdgeValue
 
 __all__ = [
@@ -40,7 +41,6 @@ __all__ = [
     "Conflict",
     "EdgeType",
     "EdgeValue",
-    "Info",
     "Item",
     "ItemKey",
     "ModelContext",
