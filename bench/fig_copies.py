@@ -9,35 +9,28 @@ trace; CPU per request is measured in this process (moto and the proxy are other
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import logging
 import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import yaml
 
-from graph.embedded import EmbeddedDynamoDB
 from model import model_path
 
-from . import processes
 from .control import ProxyControl
 from .fig_requests import short
 from .markdown import table
 from .measure import say
-from .report import Section, environment, write
-from .variants import AT, served
+from .report import Section
+from .variants import AT, run_alone, served
 
 __all__ = ["CopiesRow", "measure", "render", "variant_model"]
 
 FANOUTS = (10, 100)
 QUERY = "query($id: ID!) { user(id: $id) { groups(first: 100) { edges { node { name } } } } }"
 LATENCY = 0.005  # seconds per call while counting rounds
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def variant_model() -> str:
@@ -168,26 +161,12 @@ def render(rows: list[CopiesRow], iterations: int) -> Section:
     return Section("Copies on edges: one round less (copyOf)", text)
 
 
+async def _figure(moto: str, control: ProxyControl, iterations: int) -> Section:
+    return render(await measure(moto, control, iterations), iterations)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.fig_copies", description=__doc__)
-    parser.add_argument("--iterations", type=int, default=30, help="CPU samples per row")
-    parser.add_argument("--output", type=Path, default=RESULTS, help="where COPIES.md goes")
-    args = parser.parse_args()
-    logging.getLogger("edgewise").setLevel(logging.ERROR)
-    with EmbeddedDynamoDB() as moto, processes.proxy(moto.url) as proxy:
-        control = ProxyControl(proxy.url)
-
-        async def run() -> list[CopiesRow]:
-            try:
-                return await measure(moto.url, control, args.iterations)
-            finally:
-                await control.aclose()
-
-        rows = asyncio.run(run())
-    section = render(rows, args.iterations)
-    print(f"\n## {section.title}\n\n{section.text}\n", flush=True)
-    args.output.mkdir(parents=True, exist_ok=True)
-    write(args.output / "COPIES.md", environment(), [section])
+    run_alone("fig_copies", __doc__, "COPIES.md", _figure)
 
 
 if __name__ == "__main__":

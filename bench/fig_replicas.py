@@ -12,34 +12,27 @@ and write units).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import logging
 import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-from graph.embedded import EmbeddedDynamoDB
 from model import model_path
 
-from . import processes
 from .control import ProxyControl
 from .fig_requests import short
 from .markdown import table
 from .measure import say
-from .report import Section, environment, write
-from .variants import served
+from .report import Section
+from .variants import run_alone, served
 
 __all__ = ["measure", "render", "variant_model"]
 
 FANOUTS = (10, 100)
 PRODUCTS, SUBSCRIPTIONS, MEMBERS = 30, 3, 20
 LATENCY = 0.010  # seconds each call is held for the latency column
-RESULTS = Path(__file__).resolve().parent / "results"
 READS = {
     "hasAccess": 'query($id: ID!) { user(id: $id) { hasAccess(productId: "p7") } }',
     "products": "query($id: ID!) { user(id: $id) { products { product { id } via { id } } } }",
@@ -250,31 +243,19 @@ def render(reads: list[ReadRow], writes: list[WriteRow], iterations: int) -> Sec
         "then one transaction holds the edge, its ends' counters and clocks, one replica item per "
         "path instance it adds and each start's clock: 3 + 3 actions for the membership, 3 + 2 x "
         f"{MEMBERS} for the subscription. Past 100 actions the pending protocol takes "
-        "2 + 3 x ceil(starts / 98) + ceil(replicas / 99) transactions more.\n\n" + written
+        "2 + 2 x ceil(starts / 98) + ceil(replicas / 99) transactions more (the job put and "
+        "deleted, the marks set and cleared, the replicas).\n\n" + written
     )
     return Section("Replicas of a path: one round for a transitive question (materialize)", text)
 
 
+async def _figure(moto: str, control: ProxyControl, iterations: int) -> Section:
+    reads, writes = await measure(moto, control, iterations)
+    return render(reads, writes, iterations)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.fig_replicas", description=__doc__)
-    parser.add_argument("--iterations", type=int, default=30, help="CPU samples per row")
-    parser.add_argument("--output", type=Path, default=RESULTS, help="where REPLICAS.md goes")
-    args = parser.parse_args()
-    logging.getLogger("edgewise").setLevel(logging.ERROR)
-    with EmbeddedDynamoDB() as moto, processes.proxy(moto.url) as proxy:
-        control = ProxyControl(proxy.url)
-
-        async def run() -> tuple[list[ReadRow], list[WriteRow]]:
-            try:
-                return await measure(moto.url, control, args.iterations)
-            finally:
-                await control.aclose()
-
-        reads, writes = asyncio.run(run())
-    section = render(reads, writes, args.iterations)
-    print(f"\n## {section.title}\n\n{section.text}\n", flush=True)
-    args.output.mkdir(parents=True, exist_ok=True)
-    write(args.output / "REPLICAS.md", environment(), [section])
+    run_alone("fig_replicas", __doc__, "REPLICAS.md", _figure)
 
 
 if __name__ == "__main__":

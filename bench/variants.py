@@ -4,8 +4,11 @@ DynamoDB through the metering proxy (figures 6 and 9)."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import logging
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 import httpx
 
 from graph.client import Endpoint, create_table, open_client
+from graph.embedded import EmbeddedDynamoDB
 from graph.mutate import Writer
 from graph.sample_items import build_items
 from graph.table import Table
@@ -20,10 +24,13 @@ from server.app import create_app
 from server.engine import engine_for
 from server.settings import Settings
 
+from . import processes
 from .control import ProxyControl
 from .measure import in_process
+from .options import RESULTS
+from .report import Section, environment, write
 
-__all__ = ["AT", "served"]
+__all__ = ["AT", "run_alone", "served"]
 
 AT = "2024-01-15T09:00:00.000Z"
 
@@ -66,3 +73,31 @@ async def served(
             finally:
                 for app in apps.values():
                     await app.aclose()
+
+
+def run_alone(
+    prog: str,
+    description: str | None,
+    filename: str,
+    figure: Callable[[str, ProxyControl, int], Awaitable[Section]],
+) -> None:
+    """``python -m bench.<prog>``: one figure with a moto and a metering proxy of its own,
+    printed and written to ``results/<filename>``."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench.{prog}", description=description)
+    parser.add_argument("--iterations", type=int, default=30, help="CPU samples per row")
+    parser.add_argument("--output", type=Path, default=RESULTS, help=f"where {filename} goes")
+    args = parser.parse_args()
+    logging.getLogger("edgewise").setLevel(logging.ERROR)
+    with EmbeddedDynamoDB() as moto, processes.proxy(moto.url) as proxy:
+        control = ProxyControl(proxy.url)
+
+        async def run() -> Section:
+            try:
+                return await figure(moto.url, control, args.iterations)
+            finally:
+                await control.aclose()
+
+        section = asyncio.run(run())
+    print(f"\n## {section.title}\n\n{section.text}\n", flush=True)
+    args.output.mkdir(parents=True, exist_ok=True)
+    write(args.output / filename, environment(), [section])

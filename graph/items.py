@@ -122,6 +122,10 @@ class Codec:
             return None
         return values | rest
 
+    def id_of(self, ref: Ref) -> str:
+        """A node's ``{id}`` placeholder, from its key ("" for a key without one)."""
+        return (self.key_values(ref.type, ref.key) or {}).get("id", "")
+
     def ref(self, node: NodeType, values: Mapping[str, Any]) -> Ref:
         return Ref(node, self.key(node, values))
 

@@ -124,12 +124,9 @@ class Writer:
                 values[name] = ends[f.end or ""].get(f.source or "")
             if values.get(name) is not None:
                 item[f.attribute] = values[name]
-        ids = {"from": self._id(source), "to": self._id(target)}
+        ids = {"from": self.codec.id_of(source), "to": self.codec.id_of(target)}
         item |= self.index_attributes(edge.indexes, {**values, **ids})
         return item
-
-    def _id(self, ref: Ref) -> str:
-        return (self.codec.key_values(ref.type, ref.key) or {}).get("id", "")
 
     def values_of(self, node: NodeType, item: Mapping[str, Any]) -> dict[str, Any]:
         """Field values (GraphQL names) of a stored item, key placeholders included."""

@@ -48,10 +48,12 @@ __all__ = [
     "differences",
     "digest_attribute",
     "edge_hash",
+    "holds",
     "joined",
     "on_clock",
     "pending",
     "replica_item",
+    "replica_listing",
 ]
 
 ATTEMPTS = 5
@@ -351,11 +353,7 @@ class Upkeep:
 
     def holds(self, replica: Replica, item: Item) -> bool:
         """Whether ``item`` is one of ``replica``'s items."""
-        attribute = self.model.type_attribute
-        if attribute is not None and str(item.get(attribute)) != replica.type_value:
-            return False
-        key = self.codec.item_key(item)
-        return replica.pk.parse(key.pk) is not None and replica.sk.parse(key.sk) is not None
+        return holds(self.codec, replica, item)
 
     def start_of(self, replica: Replica, key: ItemKey) -> Ref | None:
         """The start node whose partition holds a replica item."""
@@ -373,9 +371,7 @@ class Upkeep:
 
     async def stored(self, replica: Replica, start: Ref) -> dict[ItemKey, Item]:
         """The replica items in ``start``'s partition (a consistent Query)."""
-        start_id = (self.codec.key_values(start.type, start.key) or {})["id"]
-        partition = replica.pk.format({"from": start_id})
-        listing = Listing(None, (Branch(partition, replica.sk.literal_prefix),))
+        listing = replica_listing(self.codec, replica, start)
         items = await Reads(self.table, consistent=True).alls.load(listing)
         return {self.codec.item_key(i): i for i in items if self.holds(replica, i)}
 
@@ -493,10 +489,26 @@ class Upkeep:
         return actions
 
 
+def holds(codec: Codec, replica: Replica, item: Item) -> bool:
+    """Whether ``item`` is one of ``replica``'s items (its type value, its keys)."""
+    attribute = codec.model.type_attribute
+    if attribute is not None and str(item.get(attribute)) != replica.type_value:
+        return False
+    key = codec.item_key(item)
+    return replica.pk.parse(key.pk) is not None and replica.sk.parse(key.sk) is not None
+
+
+def replica_listing(codec: Codec, replica: Replica, start: Ref, to: str | None = None) -> Listing:
+    """The Query of ``start``'s replica items (of the end whose id is ``to``, when given)."""
+    partition = replica.pk.format({"from": codec.id_of(start)})
+    prefix = replica.sk.prefix({"to": to}) if to is not None else replica.sk.literal_prefix
+    return Listing(None, (Branch(partition, prefix),))
+
+
 def replica_item(codec: Codec, replica: Replica, nodes: tuple[Ref, ...], last: Item | None) -> Item:
     """The replica item of one instance of the path (``nodes`` from start to end; ``last``: the
     last hop's edge item, whose copied fields it keeps)."""
-    ids = tuple((codec.key_values(n.type, n.key) or {})["id"] for n in nodes)
+    ids = tuple(codec.id_of(n) for n in nodes)
     values = replica.key_values(ids)
     try:
         pk, sk = replica.pk.format(values), replica.sk.format(values)

@@ -25,7 +25,6 @@ from graph.errors import EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.reads import UNKNOWN, Page, PageKey, Whole
-from graph.table import Item
 from model import Field, NodeType
 
 from . import plan as planned
@@ -176,7 +175,7 @@ class Resolvers(Listings):
         read when nullable (to answer null for a missing node) in the same wave as its own
         fields."""
         source_value = self.reference_source(field, owner)
-        to_target = self._to_target(field)
+        to_target = self.codec.to_target(field)
         nullable = not field.type.non_null and not field.type.list
         nullable = nullable and not self.model.types[field.target or ""].implicit
 
@@ -225,9 +224,6 @@ class Resolvers(Listings):
 
         return resolve
 
-    def _to_target(self, field: Field) -> Callable[[Any], Ref | list[Ref] | None]:
-        return self.codec.to_target(field)
-
     def reference_source(self, field: Field, owner: NodeType) -> Callable[..., Any]:
         """The value a reference names its node by, or a coroutine when the owner's item is
         still to read; a composite key's placeholders as a dict."""
@@ -251,10 +247,6 @@ class Resolvers(Listings):
 
         return values
 
-    def targets_in(self, field: Field, owner: NodeType) -> Callable[[Ref, Item | None], list[Ref]]:
-        """The nodes a reference field of ``owner`` names (:meth:`graph.items.Codec.targets_in`)."""
-        return self.codec.targets_in(field, owner)
-
     def _stored(self, source: Field) -> Callable[..., Any]:
         return self.key_value(source) if source.kind == "key" else self.value(source)
 
@@ -262,7 +254,7 @@ class Resolvers(Listings):
         """The referenced node (or nodes) from an item in memory (for the planned prefetch),
         or None."""
         source_value = self.reference_source(field, owner)
-        to_target = self._to_target(field)
+        to_target = self.codec.to_target(field)
 
         def find(ref: Ref, info: Info) -> Ref | list[Ref] | None:
             try:

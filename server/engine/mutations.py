@@ -212,7 +212,7 @@ class _Mutations:
             found = ctx.codec.by_id(node, str(values["id"]))
             if found is None:
                 raise BadUserInput(f"{values['id']!r} is not a {node.name} id")
-            values["id"] = (ctx.codec.key_values(node, found.key) or {})["id"]
+            values["id"] = ctx.codec.id_of(found)
         item = await _writer(ctx).create(node, values)
         return self._prime(ctx, Ref(node, ctx.codec.item_key(item)), item)
 

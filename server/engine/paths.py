@@ -18,8 +18,8 @@ from typing import Any
 
 from graph.items import Ref
 from graph.keys import ItemKey
-from graph.reads import Branch, Listing
-from graph.replicas import pending
+from graph.reads import Listing
+from graph.replicas import holds, pending, replica_listing
 from graph.table import Item
 from model import EdgeType, Field
 from model.values import Hop, Walk
@@ -46,7 +46,7 @@ class PathField:
         for i, hop in enumerate(self.walk.hops):
             if hop.ref:  # the nodes a reference field's value names
                 owner = model.types[hop.start]
-                self.refs[i] = resolvers.targets_in(owner.fields[hop.field], owner)
+                self.refs[i] = resolvers.codec.targets_in(owner.fields[hop.field], owner)
                 self.steps.append((hop, None, None))
                 continue
             edge = model.edges[hop.edge]
@@ -178,17 +178,12 @@ class PathField:
         """The Query of ``start``'s replica items (of the one end an existence test names)."""
         replica = self.walk.replica
         assert replica is not None
-        values = {"from": (self.codec.key_values(start.type, start.key) or {})["id"]}
         to = None
         if self.walk.answer == "exists":
             assert self.walk.argument is not None
             target = self.codec.by_id(self.target, str(args[self.walk.argument]))
-            to = None if target is None else self._id(target)
-        prefix = replica.sk.prefix({"to": to} if to is not None else {})
-        return Listing(None, (Branch(replica.pk.format(values), prefix),))
-
-    def _id(self, ref: Ref) -> str:
-        return (self.codec.key_values(ref.type, ref.key) or {})["id"]
+            to = None if target is None else self.codec.id_of(target)
+        return replica_listing(self.codec, replica, start, to)
 
     async def _replicated(self, ctx: ModelContext, ref: Ref, args: dict[str, Any]) -> Any:
         """The field read from its replica: one Query of the start's partition, the start's
@@ -207,15 +202,16 @@ class PathField:
                 else self._list(ctx, ref)
             )
         now, where = datetime.now(UTC), self.walk.where
-        codec, type_attribute = self.codec, self.codec.model.type_attribute
+        codec = self.codec
         rows: dict[ItemKey, tuple[Ref, dict[int, dict[ItemKey, Ref]]]] = {}
         types = [h.type for h in replica.hops]
         for found in items:
-            if type_attribute is not None and found.get(type_attribute) != replica.type_value:
+            if not holds(codec, replica, found) or (
+                where is not None and not where.holds(found, now)
+            ):
                 continue
             values = replica.sk.parse(str(found[codec.layout.sk]))
-            if values is None or (where is not None and not where.holds(found, now)):
-                continue
+            assert values is not None  # holds() parsed it
             far = codec.ref(self.target, {"id": values["to"]})
             _, vias = rows.setdefault(far.key, (far, {}))
             for k, name in enumerate(replica.vias):

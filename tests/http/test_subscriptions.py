@@ -114,6 +114,18 @@ GROUP_MEMBERS = (
 )
 
 
+async def rename(boto: Any, key: str, name: str) -> None:
+    """A write straight into the table, as another program makes it: the node's name set."""
+    await asyncio.to_thread(
+        boto.update_item,
+        TableName="graph",
+        Key={"PK": {"S": key}, "SK": {"S": key}},
+        UpdateExpression="SET #n = :n",
+        ExpressionAttributeNames={"#n": "name"},
+        ExpressionAttributeValues={":n": {"S": name}},
+    )
+
+
 async def test_a_boto3_write_straight_into_the_table_is_seen_by_a_subscriber(
     live: tuple[str, Starlette], boto: Any
 ) -> None:
@@ -126,14 +138,7 @@ async def test_a_boto3_write_straight_into_the_table_is_seen_by_a_subscriber(
             "id": "1",
             "payload": {"data": {"user": {"name": "Alice"}}},
         }
-        await asyncio.to_thread(
-            boto.update_item,
-            TableName="graph",
-            Key={"PK": {"S": "USER#alice"}, "SK": {"S": "USER#alice"}},
-            UpdateExpression="SET #n = :n",
-            ExpressionAttributeNames={"#n": "name"},
-            ExpressionAttributeValues={":n": {"S": "Alicia"}},
-        )
+        await rename(boto, "USER#alice", "Alicia")
         changed = await receive(ws)
         assert changed["payload"] == {"data": {"user": {"name": "Alicia"}}}
 
@@ -170,14 +175,7 @@ async def test_no_message_for_an_unrelated_or_a_no_op_write(
     async with socket(url) as ws:
         await subscribe(ws, "1", USER_NAME)
         await receive(ws)
-        await asyncio.to_thread(
-            boto.update_item,
-            TableName="graph",
-            Key={"PK": {"S": "USER#bob"}, "SK": {"S": "USER#bob"}},
-            UpdateExpression="SET #n = :n",
-            ExpressionAttributeNames={"#n": "name"},
-            ExpressionAttributeValues={":n": {"S": "Robert"}},
-        )
+        await rename(boto, "USER#bob", "Robert")
         item = await asyncio.to_thread(
             boto.get_item,
             TableName="graph",
@@ -195,14 +193,7 @@ async def test_an_idle_subscription_makes_no_read(live: tuple[str, Starlette], b
         await receive(ws)
         requests, executions = hub.requests, hub.executions
         assert requests > 0 and executions == 1
-        await asyncio.to_thread(
-            boto.update_item,
-            TableName="graph",
-            Key={"PK": {"S": "PRODUCT#prod1"}, "SK": {"S": "PRODUCT#prod1"}},
-            UpdateExpression="SET #n = :n",
-            ExpressionAttributeNames={"#n": "name"},
-            ExpressionAttributeValues={":n": {"S": "Renamed"}},
-        )
+        await rename(boto, "PRODUCT#prod1", "Renamed")
         assert await silent(ws)
         assert (hub.requests, hub.executions) == (requests, executions)
 

@@ -32,6 +32,21 @@ class Listing:
     one: bool = False  # a plain field of at most one node, not a connection
 
 
+def _on_node(
+    owner: str, field: str, selection: str, gid: str, expected: list[str], one: bool = False
+) -> Listing:
+    """The listing of ``owner``'s ``field`` (``selection`` under it) asked through
+    ``node(id:)``."""
+    return Listing(
+        f"{owner}.{field} of {gid}",
+        f"query($id: ID!) {{ node(id: $id) {{ ... on {owner} {{ {field}{selection} }} }} }}",
+        {"id": gid},
+        ("node", field),
+        expected,
+        one,
+    )
+
+
 def _text(value: Any) -> str:
     return key_text(value)
 
@@ -108,16 +123,8 @@ def _children(found: _Items) -> list[Listing]:
                 for i in found.items
                 if found.type_of(i) == name and found.keys(i)[0] == pk
             ]
-            out.append(
-                Listing(
-                    f"{parent.type}.{parent.collection} of {pk}",
-                    f"query($id: ID!) {{ node(id: $id) {{ ... on {parent.type} "
-                    f"{{ {parent.collection}{NODE_IDS} }} }} }}",
-                    {"id": found.gid(parent.type, pk, sk)},
-                    ("node", parent.collection),
-                    expected,
-                )
-            )
+            gid = found.gid(parent.type, pk, sk)
+            out.append(_on_node(parent.type, parent.collection, NODE_IDS, gid, expected))
     return out
 
 
@@ -137,17 +144,8 @@ def _edges(found: _Items) -> list[Listing]:
                     found.gid(other, e[1 - side], e[1 - side]) for e in items if e[side] == pk
                 ]
                 selection = "{ id }" if end.one else NODE_IDS
-                out.append(
-                    Listing(
-                        f"{owner}.{end.field} of {pk}",
-                        f"query($id: ID!) {{ node(id: $id) {{ ... on {owner} "
-                        f"{{ {end.field}{selection} }} }} }}",
-                        {"id": found.gid(owner, pk, sk)},
-                        ("node", end.field),
-                        expected,
-                        one=end.one,
-                    )
-                )
+                gid = found.gid(owner, pk, sk)
+                out.append(_on_node(owner, end.field, selection, gid, expected, end.one))
     return out
 
 
@@ -179,17 +177,8 @@ def _composite_refs(found: _Items) -> list[Listing]:
                     if exists
                     else []
                 )
-                out.append(
-                    Listing(
-                        f"{name}.{field.name} of {pk} {sk}",
-                        f"query($id: ID!) {{ node(id: $id) {{ ... on {name} "
-                        f"{{ {field.name} {{ id }} }} }} }}",
-                        {"id": found.gid(name, pk, sk)},
-                        ("node", field.name),
-                        expected,
-                        one=True,
-                    )
-                )
+                gid = found.gid(name, pk, sk)
+                out.append(_on_node(name, field.name, " { id }", gid, expected, one=True))
     return out
 
 
@@ -215,17 +204,9 @@ def _refs(found: _Items) -> list[Listing]:
                     for v in named
                 ]
                 pk, sk = found.keys(item)
-                out.append(
-                    Listing(
-                        f"{name}.{field.name} of {pk} {sk}",
-                        f"query($id: ID!) {{ node(id: $id) {{ ... on {name} "
-                        f"{{ {field.name} {{ id }} }} }} }}",
-                        {"id": found.gid(name, pk, sk)},
-                        ("node", field.name),
-                        [found.gid(field.target, *k) for k in keys],
-                        one=True,
-                    )
-                )
+                expected = [found.gid(field.target, *k) for k in keys]
+                gid = found.gid(name, pk, sk)
+                out.append(_on_node(name, field.name, " { id }", gid, expected, one=True))
     return out
 
 
