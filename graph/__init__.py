@@ -1,8 +1,8 @@
 """The data layer: DynamoDB only, no GraphQL or HTTP."""
 
-from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
-from .keys import ItemKey
-from .table import Item, Page, RetryPolicy, Table, Trace
+from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
+from graph.keys import ItemKey
+from graph.table import Item, Page, RetryPolicy, Table, Trace
 
 __all__ = [
     "BadUserInput",

@@ -32,9 +32,9 @@ from typing import IO, Any
 
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
-from .errors import BadUserInput
-from .idempotency import is_record
-from .table import DEMO_LAYOUT, Layout, Table, from_dynamo
+from graph.errors import BadUserInput
+from graph.idempotency import is_record
+from graph.table import DEMO_LAYOUT, Layout, Table, from_dynamo
 
 __all__ = ["dump", "load", "scan", "validate"]
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import EdgewiseError, error_code
-from .streams import stream_arn
-from .table import Layout, Table
+from graph.errors import EdgewiseError, error_code
+from graph.streams import stream_arn
+from graph.table import Layout, Table
 
 __all__ = ["PROBE_KEY", "Capabilities", "disagreements", "probe"]
 

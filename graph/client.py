@@ -15,11 +15,10 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ChecksumError
 
+from graph.errors import error_code, translate
+from graph.table import DEMO_LAYOUT, Layout
+from graph.wire import open_lean_client
 from model.types import RECORD_EXPIRES
-
-from .errors import error_code, translate
-from .table import DEMO_LAYOUT, Layout
-from .wire import open_lean_client
 
 __all__ = [
     "CLIENTS",

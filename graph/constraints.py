@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from graph.errors import BadUserInput
 from model import Field
-
-from .errors import BadUserInput
 
 __all__ = ["check_value", "check_values"]
 

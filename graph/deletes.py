@@ -19,17 +19,16 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from graph.errors import Conflict, EdgewiseError, NotFound
+from graph.items import Ref
+from graph.keys import ItemKey
+from graph.marks import is_marked, unmarked
+from graph.mutate import Writer
+from graph.reads import Branch, Listing, Reads
+from graph.replicas import Delta, Moved
+from graph.table import Failure, Item
+from graph.transaction import MAX_ACTIONS, Action
 from model import EdgeType, Model, NodeType
-
-from .errors import Conflict, EdgewiseError, NotFound
-from .items import Ref
-from .keys import ItemKey
-from .marks import is_marked, unmarked
-from .mutate import Writer
-from .reads import Branch, Listing, Reads
-from .replicas import Delta, Moved
-from .table import Failure, Item
-from .transaction import MAX_ACTIONS, Action
 
 __all__ = [
     "delete",

@@ -23,11 +23,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from graph.errors import Conflict, EdgewiseError
+from graph.keys import ItemKey
+from graph.table import Item, Table
 from model.types import INTERNAL, RECORD_EXPIRES, RECORD_PREFIX
-
-from .errors import Conflict, EdgewiseError
-from .keys import ItemKey
-from .table import Item, Table
 
 __all__ = [
     "DEFAULT_TTL",

@@ -12,13 +12,12 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from graph.errors import BadUserInput
+from graph.keys import ItemKey
+from graph.reads import Branch, Listing
+from graph.table import Item, Layout
 from model import EdgeType, Field, Index, KeyValueError, Model, NodeType, Template
 from model.types import INTERNAL
-
-from .errors import BadUserInput
-from .keys import ItemKey
-from .reads import Branch, Listing
-from .table import Item, Layout
 
 __all__ = ["Codec", "Ref", "shard_of"]
 

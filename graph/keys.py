@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any, NamedTuple
 
-from .errors import BadUserInput
+from graph.errors import BadUserInput
 
 __all__ = ["ItemKey", "new_id", "validate_id"]
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .errors import Conflict
-from .keys import ItemKey
-from .table import Item, Table, to_dynamo
+from graph.errors import Conflict
+from graph.keys import ItemKey
+from graph.table import Item, Table, to_dynamo
 
 __all__ = ["LEASE_PREFIX", "Lease", "LeaseHeld"]
 

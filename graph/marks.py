@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from graph.expressions import Expr
 from model import Model
-
-from .expressions import Expr
 
 __all__ = ["is_marked", "unmarked"]
 

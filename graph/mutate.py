@@ -16,20 +16,19 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from graph import idempotency
+from graph.constraints import check_values
+from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
+from graph.items import Codec, Ref, shard_of
+from graph.keys import ItemKey, new_id
+from graph.marks import is_marked, unmarked
+from graph.pending import commit_pending
+from graph.reads import Branch, Listing, Reads
+from graph.replicas import Delta, Moved, Upkeep, clock_of
+from graph.table import Failure, Item, Table, from_dynamo, to_dynamo
+from graph.transaction import MAX_ACTIONS, Action
 from model import EdgeType, Field, KeyValueError, Model, NodeType
 from model.types import RECORD_EXPIRES, SHARD
-
-from . import idempotency
-from .constraints import check_values
-from .errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
-from .items import Codec, Ref, shard_of
-from .keys import ItemKey, new_id
-from .marks import is_marked, unmarked
-from .pending import commit_pending
-from .reads import Branch, Listing, Reads
-from .replicas import Delta, Moved, Upkeep, clock_of
-from .table import Failure, Item, Table, from_dynamo, to_dynamo
-from .transaction import MAX_ACTIONS, Action
 
 __all__ = ["Writer"]
 

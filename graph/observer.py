@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .errors import error_code
+from graph.errors import error_code
 
 __all__ = ["Observer", "Sent", "outcome"]
 

@@ -30,14 +30,13 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from graph.errors import Conflict, EdgewiseError
+from graph.items import Ref
+from graph.keys import ItemKey
+from graph.replicas import ABSENT, CLOCK, PENDING, Commit, Delta, Moved, Upkeep, clock_of, on_clock
+from graph.table import Item, to_dynamo
+from graph.transaction import MAX_ACTIONS, Action
 from model.types import JOB_PREFIX
-
-from .errors import Conflict, EdgewiseError
-from .items import Ref
-from .keys import ItemKey
-from .replicas import ABSENT, CLOCK, PENDING, Commit, Delta, Moved, Upkeep, clock_of, on_clock
-from .table import Item, to_dynamo
-from .transaction import MAX_ACTIONS, Action
 
 __all__ = ["BATCH", "JOBS", "LEASE", "commit_pending", "resume_replicas"]
 
@@ -239,7 +238,7 @@ def _ref(upkeep: Upkeep, key: ItemKey) -> Ref:
 
 async def resume_replicas(upkeep: Upkeep, send: Commit) -> int:
     """Finish every job whose lease has run out (a crash left it); returns how many."""
-    from .reads import Branch, Listing, Reads
+    from graph.reads import Branch, Listing, Reads
 
     listing = Listing(None, (Branch(JOBS),))
     finished = 0

@@ -21,15 +21,14 @@ from typing import Any, NamedTuple
 from aiodataloader import DataLoader
 from boto3.dynamodb.types import Binary
 
+from graph.errors import BadUserInput
+from graph.expressions import Expr
+from graph.keys import ItemKey
+from graph.table import Item, Layout, Table, to_dynamo
+from graph.watch import Watched
 from model import Bounds, Template
 from model.templates import HIGHEST
 from model.values import Where
-
-from .errors import BadUserInput
-from .expressions import Expr
-from .keys import ItemKey
-from .table import Item, Layout, Table, to_dynamo
-from .watch import Watched
 
 __all__ = [
     "UNKNOWN",

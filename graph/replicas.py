@@ -27,15 +27,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.errors import BadUserInput, Conflict, EdgewiseError, Unavailable
+from graph.items import Codec, Ref
+from graph.keys import ItemKey
+from graph.reads import Branch, Listing, Reads
+from graph.table import Failure, Item, Table, to_dynamo
+from graph.transaction import MAX_ACTIONS, Action
 from model import EdgeType, Field, KeyValueError, Model, NodeType
 from model.values import Replica
-
-from .errors import BadUserInput, Conflict, EdgewiseError, Unavailable
-from .items import Codec, Ref
-from .keys import ItemKey
-from .reads import Branch, Listing, Reads
-from .table import Failure, Item, Table, to_dynamo
-from .transaction import MAX_ACTIONS, Action
 
 __all__ = [
     "ABSENT",

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import EdgewiseError, error_code
-from .table import Table
+from graph.errors import EdgewiseError, error_code
+from graph.table import Table
 
 __all__ = ["Sample", "describe", "sample", "segments_for"]
 

@@ -9,10 +9,10 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from .keys import ItemKey
-from .mutate import Writer
-from .replicas import digest_attribute, edge_hash, joined
-from .table import Item
+from graph.keys import ItemKey
+from graph.mutate import Writer
+from graph.replicas import digest_attribute, edge_hash, joined
+from graph.table import Item
 
 __all__ = ["build_items"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from .keys import ItemKey
-from .observer import Observer
-from .table import Item, Table
+from graph.keys import ItemKey
+from graph.observer import Observer
+from graph.table import Item, Table
 
 __all__ = ["SharedGets", "SharingTable"]
 

@@ -21,9 +21,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import error_code
-from .keys import ItemKey
-from .table import Layout
+from graph.errors import error_code
+from graph.keys import ItemKey
+from graph.table import Layout
 
 __all__ = ["NoStream", "Shard", "StreamReader", "record_key", "stream_arn"]
 

@@ -18,10 +18,8 @@ from typing import Any
 from boto3.dynamodb.types import Binary, TypeSerializer
 from botocore.exceptions import ClientError
 
-from model import KeyValueError
-
-from .dynamo_json import decode_item
-from .errors import (
+from graph.dynamo_json import decode_item
+from graph.errors import (
     EdgewiseError,
     Unavailable,
     cancellation_codes,
@@ -29,8 +27,9 @@ from .errors import (
     is_retryable,
     translate,
 )
-from .keys import ItemKey
-from .observer import Observer, Sent, outcome
+from graph.keys import ItemKey
+from graph.observer import Observer, Sent, outcome
+from model import KeyValueError
 
 __all__ = [
     "DEMO_LAYOUT",

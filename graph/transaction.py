@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .expressions import Expr
-from .keys import ItemKey
-from .table import Failure, Item
+from graph.expressions import Expr
+from graph.keys import ItemKey
+from graph.table import Failure, Item
 
 __all__ = ["MAX_ACTIONS", "Action"]
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .keys import ItemKey
-from .table import Layout
+from graph.keys import ItemKey
+from graph.table import Layout
 
 __all__ = ["Partition", "Watched", "partitions_of"]
 

@@ -59,7 +59,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from .transport import ConnectionClosed, ConnectTimeout, Pool, ReadTimeout
+from graph.transport import ConnectionClosed, ConnectTimeout, Pool, ReadTimeout
 
 __all__ = ["CachingSigV4Auth", "LeanClient", "open_lean_client"]
 

@@ -1,3 +1,3 @@
-from .cli import main
+from server.cli import main
 
 main()

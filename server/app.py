@@ -24,20 +24,19 @@ from graph.mutate import Writer
 from graph.pending import resume_replicas
 from graph.streams import stream_arn
 from graph.table import RetryPolicy, Table
-
-from . import metrics, playground
-from .auth import Authenticator
-from .cors import cors
-from .engine import Engine, engine_for
-from .http import graphql
-from .limits import Limits
-from .live import Hub
-from .observe import observed
-from .persisted import PersistedQueries
-from .pubsub import RedisChanges
-from .settings import Settings
-from .telemetry import flushing, tracer_provider_from_env
-from .ws import websocket
+from server import metrics, playground
+from server.auth import Authenticator
+from server.cors import cors
+from server.engine import Engine, engine_for
+from server.http import graphql
+from server.limits import Limits
+from server.live import Hub
+from server.observe import observed
+from server.persisted import PersistedQueries
+from server.pubsub import RedisChanges
+from server.settings import Settings
+from server.telemetry import flushing, tracer_provider_from_env
+from server.ws import websocket
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider

@@ -11,9 +11,8 @@ import jwt
 
 from graph.errors import EdgewiseError
 from graph.keys import validate_id
-
-from .errors import Unauthenticated
-from .jwks import TIMEOUT, RemoteJwks, is_url
+from server.errors import Unauthenticated
+from server.jwks import TIMEOUT, RemoteJwks, is_url
 
 __all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "expires_at"]
 

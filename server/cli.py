@@ -34,13 +34,12 @@ from graph.replicas import Difference
 from graph.table import Layout, RetryPolicy, Table
 from model import SHIPPED, Model, ModelError, json_schema
 from model.values import Replica
-
-from .engine import Engine, engine_for
-from .engine.fields import load_hook
-from .logs import FORMATS, configure
-from .settings import Settings, load_settings
-from .summary import summary
-from .version import version
+from server.engine import Engine, engine_for
+from server.engine.fields import load_hook
+from server.logs import FORMATS, configure
+from server.settings import Settings, load_settings
+from server.summary import summary
+from server.version import version
 
 __all__ = ["main"]
 
@@ -582,7 +581,7 @@ def _create_table(args: argparse.Namespace) -> None:
 
 
 async def _probe(settings: Settings, layout: Layout) -> Capabilities:
-    from .app import check_capabilities
+    from server.app import check_capabilities
 
     config = client_config(settings.connect_timeout, settings.read_timeout)
     assert settings.table is not None  # set from the model by _engine
@@ -596,7 +595,7 @@ async def _probe(settings: Settings, layout: Layout) -> Capabilities:
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
-    from .app import create_app
+    from server.app import create_app
 
     settings: Settings = args.settings
     if settings.data_file is not None and settings.dynamodb != "embedded":
@@ -613,7 +612,7 @@ def _serve(args: argparse.Namespace) -> None:
             capabilities = asyncio.run(_probe(settings, engine.layout))
         app = create_app(settings, capabilities=capabilities)  # checks the settings
         if settings.workers != 1:
-            from .workers import serve_workers
+            from server.workers import serve_workers
 
             serve_workers(settings, capabilities)
             return
@@ -633,7 +632,7 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _relay(args: argparse.Namespace) -> None:
-    from .relay import run_relay
+    from server.relay import run_relay
 
     layout = _engine(args).layout
     endpoint = _endpoint(args)

@@ -31,9 +31,8 @@ from graph.mutate import Writer, now_iso
 from graph.reads import cursor_of
 from graph.table import Item
 from model import EdgeType, NodeType
-
-from .engine.context import ModelContext
-from .engine.listings import EdgeValue
+from server.engine.context import ModelContext
+from server.engine.listings import EdgeValue
 
 __all__ = [
     "BadUserInput",

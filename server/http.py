@@ -28,11 +28,10 @@ from strawberry.types.graphql import OperationType
 from graph import idempotency
 from graph.errors import BadUserInput, EdgewiseError, Unavailable
 from graph.table import Trace
-
-from . import playground
-from .auth import Authenticator
-from .engine.executor import ModelSchema
-from .errors import (
+from server import playground
+from server.auth import Authenticator
+from server.engine.executor import ModelSchema
+from server.errors import (
     CODES,
     Forbidden,
     PersistedQueryError,
@@ -40,14 +39,14 @@ from .errors import (
     code_of,
     format_errors,
 )
-from .idempotent import Answer, keyed_request, recorded, settle
-from .limits import Limits, check
-from .observe import note_params
-from .operations import select_operation
-from .persisted import PersistedQueries
-from .prepare import bad_params
-from .settings import Settings
-from .sse import EVENT_STREAM, event_stream
+from server.idempotent import Answer, keyed_request, recorded, settle
+from server.limits import Limits, check
+from server.observe import note_params
+from server.operations import select_operation
+from server.persisted import PersistedQueries
+from server.prepare import bad_params
+from server.settings import Settings
+from server.sse import EVENT_STREAM, event_stream
 
 __all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate", "prefers_html"]
 

@@ -28,8 +28,7 @@ from graph import idempotency
 from graph.errors import BadUserInput, EdgewiseError
 from graph.idempotency import Keyed, Record
 from graph.table import Table
-
-from .auth import Principal
+from server.auth import Principal
 
 __all__ = ["Answer", "keyed_request", "recorded", "settle"]
 

@@ -20,9 +20,9 @@ from typing import Any
 from mangum import Mangum
 from starlette.applications import Starlette
 
-from .app import create_app
-from .logs import configure
-from .settings import Settings, load_settings
+from server.app import create_app
+from server.logs import configure
+from server.settings import Settings, load_settings
 
 __all__ = ["Container", "handler", "settings_from_env"]
 

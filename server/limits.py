@@ -36,8 +36,7 @@ from graphql.type.definition import GraphQLInterfaceType, GraphQLObjectType
 from graphql.type.introspection import SchemaMetaFieldDef, TypeMetaFieldDef, TypeNameMetaFieldDef
 
 from graph.errors import BadUserInput
-
-from .errors import QueryTooComplex
+from server.errors import QueryTooComplex
 
 __all__ = ["Limits", "check"]
 

@@ -39,12 +39,11 @@ from graph.shared import SharedGets, SharingTable
 from graph.streams import StreamReader
 from graph.table import Table
 from graph.watch import Partition, Watched, partitions_of
-
-from .auth import Principal
-from .engine.executor import ModelSchema
-from .errors import format_errors
-from .prepare import Prepared
-from .pubsub import RedisChanges, channels_watched
+from server.auth import Principal
+from server.engine.executor import ModelSchema
+from server.errors import format_errors
+from server.prepare import Prepared
+from server.pubsub import RedisChanges, channels_watched
 
 __all__ = ["COALESCE", "Hub", "LiveQuery", "Subscription", "answer_of"]
 

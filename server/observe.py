@@ -27,8 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from graph.observer import Sent
-
-from .metrics import OTHER, Metrics
+from server.metrics import OTHER, Metrics
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer

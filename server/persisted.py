@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import BadUserInput
-
-from .errors import Forbidden, PersistedQueryNotFound, PersistedQueryNotSupported
+from server.errors import Forbidden, PersistedQueryNotFound, PersistedQueryNotSupported
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",

@@ -13,12 +13,11 @@ from typing import Any
 from graphql import GraphQLError, OperationDefinitionNode, OperationType
 
 from graph.errors import EdgewiseError
-
-from .engine.executor import ModelSchema
-from .errors import code_of, format_error
-from .limits import Limits, check
-from .operations import select_operation
-from .persisted import PersistedQueries
+from server.engine.executor import ModelSchema
+from server.errors import code_of, format_error
+from server.limits import Limits, check
+from server.operations import select_operation
+from server.persisted import PersistedQueries
 
 __all__ = ["Prepared", "Refused", "bad_params", "prepare"]
 

@@ -25,8 +25,7 @@ from graph.client import Endpoint, client_config, open_client, open_streams_clie
 from graph.lease import Lease, LeaseHeld
 from graph.streams import StreamReader
 from graph.table import Layout, RetryPolicy, Table
-
-from .pubsub import HEARTBEAT, beat, open_redis, publish_changes, redis_call
+from server.pubsub import HEARTBEAT, beat, open_redis, publish_changes, redis_call
 
 __all__ = ["Relay", "run_relay"]
 

@@ -15,12 +15,11 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from graph.client import CLIENTS, DEFAULT_CLIENT
 from graph.errors import BadUserInput
 from graph.idempotency import DEFAULT_TTL
-
-from .cors import parse_origins
-from .jwks import TIMEOUT
-from .limits import Limits
-from .logs import FORMATS
-from .persisted import DEFAULT_CACHE_BYTES
+from server.cors import parse_origins
+from server.jwks import TIMEOUT
+from server.limits import Limits
+from server.logs import FORMATS
+from server.persisted import DEFAULT_CACHE_BYTES
 
 __all__ = ["ENV_PREFIX", "Settings", "load_settings"]
 

@@ -18,9 +18,9 @@ from graphql import OperationType
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from .auth import Principal, expires_at
-from .prepare import Prepared, Refused, prepare
-from .streamed import answers
+from server.auth import Principal, expires_at
+from server.prepare import Prepared, Refused, prepare
+from server.streamed import answers
 
 __all__ = ["EVENT_STREAM", "event_stream"]
 

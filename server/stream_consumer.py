@@ -25,9 +25,8 @@ from typing import Any
 
 from graph.streams import record_key
 from graph.table import Layout
-
-from .logs import configure
-from .pubsub import beat, publish_changes
+from server.logs import configure
+from server.pubsub import beat, publish_changes
 
 __all__ = ["HEARTBEAT_EVENT", "Consumer", "handler"]
 
@@ -93,8 +92,8 @@ class Consumer:
 
 def from_env() -> Consumer:
     """A consumer configured as ``edgewise relay`` is, from ``EDGEWISE_*`` variables."""
-    from .engine import engine_for
-    from .settings import load_settings
+    from server.engine import engine_for
+    from server.settings import load_settings
 
     settings = load_settings(who="edgewise stream consumer")
     configure(settings.log_format)

@@ -13,11 +13,11 @@ from typing import Any
 from graphql import OperationType as GraphQLOperationType
 from strawberry.types.graphql import OperationType
 
-from .auth import Principal
-from .live import Hub, answer_of
-from .metrics import Metrics
-from .observe import operation_name
-from .prepare import Prepared, Refused
+from server.auth import Principal
+from server.live import Hub, answer_of
+from server.metrics import Metrics
+from server.observe import operation_name
+from server.prepare import Prepared, Refused
 
 __all__ = ["Refused", "answers"]
 

@@ -33,10 +33,9 @@ from graph.client import Endpoint, client_config, create_table, open_client
 from graph.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput
 from graph.table import RetryPolicy, Table
-
-from .engine import Engine, engine_for
-from .logs import configure
-from .settings import Settings
+from server.engine import Engine, engine_for
+from server.logs import configure
+from server.settings import Settings
 
 __all__ = ["WorkerSpec", "serve_workers", "worker_app"]
 
@@ -85,7 +84,7 @@ def worker_app() -> Starlette:
     spec = WorkerSpec.decode(value)
     _die_with(spec.parent)
     configure(spec.log_format)
-    from .app import create_app
+    from server.app import create_app
 
     return create_app(spec.settings, capabilities=spec.capabilities)
 
@@ -93,7 +92,7 @@ def worker_app() -> Starlette:
 async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities:
     """Once for all workers: create the embedded DynamoDB's table, load ``--data-file`` or the
     demo data, probe the endpoint."""
-    from .app import check_capabilities
+    from server.app import check_capabilities
 
     assert settings.table is not None  # set from the model by the CLI
     config = client_config(settings.connect_timeout, settings.read_timeout)

@@ -24,11 +24,10 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from graph.errors import Unavailable
-
-from .auth import Principal, expires_at
-from .errors import Unauthenticated
-from .prepare import prepare
-from .streamed import Refused, answers
+from server.auth import Principal, expires_at
+from server.errors import Unauthenticated
+from server.prepare import prepare
+from server.streamed import Refused, answers
 
 __all__ = ["PROTOCOL", "websocket"]
 

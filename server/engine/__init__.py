@@ -19,12 +19,11 @@ from graph.sample_items import build_items
 from graph.table import Item, Layout, Table
 from graph.watch import Watched
 from model import SHIPPED, Model, load_model
-
-from ..auth import Principal
-from .access import Rules, guard
-from .context import ModelContext
-from .executor import ModelSchema
-from .schema import build_schema
+from server.auth import Principal
+from server.engine.access import Rules, guard
+from server.engine.context import ModelContext
+from server.engine.executor import ModelSchema
+from server.engine.schema import build_schema
 
 __all__ = ["DEMO", "Engine", "ModelContext", "ModelSchema", "engine_for"]
 

@@ -26,10 +26,9 @@ from graph.keys import ItemKey
 from graph.table import Item
 from model import Model
 from model.values import Access, AccessPath, Grant, Hop
-
-from ..errors import Forbidden
-from .context import Info, ModelContext, granted
-from .listings import EdgeValue, Listings, Plan
+from server.engine.context import Info, ModelContext, granted
+from server.engine.listings import EdgeValue, Listings, Plan
+from server.errors import Forbidden
 
 __all__ = ["Rules", "Scope", "guard"]
 

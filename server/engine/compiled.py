@@ -42,7 +42,7 @@ from graphql.execution.collect_fields import collect_fields, collect_subfields
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
 
-from .plan import has_directives
+from server.engine.plan import has_directives
 
 __all__ = ["Compiled", "compile_operation"]
 

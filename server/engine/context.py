@@ -17,9 +17,8 @@ from graph.items import Codec, Ref
 from graph.reads import Reads
 from graph.table import Item, Table
 from graph.watch import Watched
-
-from ..auth import ADMIN, Principal
-from ..errors import Forbidden
+from server.auth import ADMIN, Principal
+from server.errors import Forbidden
 
 __all__ = ["AccessRules", "AccessScope", "Info", "ModelContext", "granted"]
 

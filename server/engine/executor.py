@@ -26,8 +26,8 @@ from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from ..errors import log_unexpected
-from .compiled import compile_operation
+from server.engine.compiled import compile_operation
+from server.errors import log_unexpected
 
 __all__ = ["ModelSchema"]
 

@@ -26,10 +26,9 @@ from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.reads import UNKNOWN, Page, PageKey, Whole
 from model import Field, NodeType
-
-from . import plan as planned
-from .context import Info, ModelContext
-from .listings import (
+from server.engine import plan as planned
+from server.engine.context import Info, ModelContext
+from server.engine.listings import (
     DEFAULT_FIRST,
     MAX_FIRST,
     Conn,
@@ -44,7 +43,7 @@ from .listings import (
     edges_of,
     from_copies,
 )
-from .scalars import WrongType, to_graphql
+from server.engine.scalars import WrongType, to_graphql
 
 __all__ = [
     "DEFAULT_FIRST",

@@ -18,8 +18,7 @@ from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, narrowed, posit
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
-
-from .context import ModelContext
+from server.engine.context import ModelContext
 
 __all__ = [
     "DEFAULT_FIRST",

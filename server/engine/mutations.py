@@ -31,10 +31,9 @@ from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
 from model.compile import did_you_mean
 from model.types import Mutation
-
-from .context import Info, ModelContext
-from .fields import EdgeValue, exposed, load_hook
-from .scalars import from_graphql
+from server.engine.context import Info, ModelContext
+from server.engine.fields import EdgeValue, exposed, load_hook
+from server.engine.scalars import from_graphql
 
 __all__ = ["Types", "key_type", "mutation_type"]
 

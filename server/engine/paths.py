@@ -23,9 +23,8 @@ from graph.replicas import holds, pending, replica_listing
 from graph.table import Item
 from model import EdgeType, Field
 from model.values import Hop, Walk
-
-from .context import Info, ModelContext
-from .fields import Plan, Resolvers
+from server.engine.context import Info, ModelContext
+from server.engine.fields import Plan, Resolvers
 
 __all__ = ["PathField", "path_resolvers"]
 

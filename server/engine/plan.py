@@ -36,9 +36,8 @@ from graphql.execution.values import get_argument_values
 from graph.errors import EdgewiseError
 from graph.items import Ref
 from graph.reads import UNKNOWN, PageKey
-
-from .context import AccessScope, Info, ModelContext
-from .listings import Conn, edges_for
+from server.engine.context import AccessScope, Info, ModelContext
+from server.engine.listings import Conn, edges_for
 
 __all__ = [
     "Selection",

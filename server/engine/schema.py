@@ -32,10 +32,9 @@ from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
-
-from .fields import Plan, Resolvers, exposed, load_hook, lookup, lookup_args
-from .mutations import key_type, mutation_type
-from .scalars import BUILT_IN
+from server.engine.fields import Plan, Resolvers, exposed, load_hook, lookup, lookup_args
+from server.engine.mutations import key_type, mutation_type
+from server.engine.scalars import BUILT_IN
 
 __all__ = ["build_schema"]
 
@@ -353,7 +352,7 @@ class _Builder:
                 extensions={"prefetch": start} if start else None,
             )
         elif f.kind == "path":  # a transitive path: server.engine.paths
-            from .paths import path_resolvers
+            from server.engine.paths import path_resolvers
 
             resolve, start = path_resolvers(r, f)
             args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
