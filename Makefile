@@ -53,7 +53,7 @@ test: $(STAMP) playground audit dynalite browser redis
 	# The data-plane suites again on the botocore client (the run above uses the lean default),
 	# the faulted reads 10 runs each instead of 100.
 	EDGEWISE_CLIENT=botocore EDGEWISE_FAULT_RUNS=10 $(BIN)/pytest -q tests/integration/test_faults.py \
-		tests/models/test_model_writes.py tests/models/test_demo_model.py
+		tests/engine/test_model_writes.py tests/engine/test_demo_model.py
 
 # Benchmarks (not part of `make test`): tables on stdout, bench/results/RESULTS.md and plots.
 $(BENCH_STAMP): pyproject.toml | $(STAMP)

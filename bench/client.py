@@ -2,14 +2,14 @@
 
 Per call (µs of this process's CPU), for a Query of 5 items and a BatchGetItem of 100 items:
 
-- ``botocore (today)``: aioboto3's client as ``graph.client.open_client`` opens it, its items
+- ``botocore (today)``: aioboto3's client as ``graph.dynamo.client.open_client`` opens it, its items
   decoded by boto3's TypeDeserializer (what ``from_dynamo`` was);
-- ``botocore + decoder``: the same client, items decoded by ``graph.dynamo_json``;
-- ``lean``: ``graph.wire.LeanClient`` and ``graph.dynamo_json``;
-- ``transport floor``: the same POST with ``graph.transport`` alone (fixed headers, no signing,
-  no parsing);
+- ``botocore + decoder``: the same client, items decoded by ``graph.dynamo.values``;
+- ``lean``: ``graph.dynamo.wire.LeanClient`` and ``graph.dynamo.values``;
+- ``transport floor``: the same POST with ``graph.dynamo.transport`` alone (fixed headers, no
+signing, no parsing);
 - ``aiohttp POST``: the same with aiohttp alone, the lean client's transport before
-  ``graph.transport``.
+  ``graph.dynamo.transport``.
 
 Each is shown as a ratio to today's path. The answers are moto's, recorded once and replayed by
 a small aiohttp server in a child process (its CPU is not counted), with their ``x-amz-crc32``.
@@ -32,12 +32,12 @@ import orjson
 from aiohttp import web
 from boto3.dynamodb.types import TypeDeserializer
 
-from graph.client import Endpoint, create_table, open_client
-from graph.dynamo_json import decode_item
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.transport import Pool
+from graph.dynamo.values import decode_item
 from graph.keys import ItemKey
 from graph.table import DEMO_LAYOUT, Table
-from graph.transport import Pool
 
 __all__ = ["main", "measure"]
 

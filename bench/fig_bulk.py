@@ -16,7 +16,7 @@ from typing import Any
 import boto3
 
 from graph.bulk import load
-from graph.client import Endpoint, create_table, open_client
+from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.table import Table, to_dynamo
 from models.demo.generate import generated_items
 

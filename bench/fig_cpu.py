@@ -17,9 +17,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 from graph.table import Table
-from server.app import create_app
-from server.auth import ADMIN
 from server.engine import engine_for
+from server.http.app import create_app
+from server.http.auth import ADMIN
 from server.settings import Settings
 
 from .fake import FakeDynamoDB

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from graph.table import Table
-from server.app import create_app
+from server.http.app import create_app
 
 from .fake import FakeDynamoDB
 from .floor import Floor, fewest_faults, shallow, sweep

@@ -26,12 +26,12 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.markdown import table as markdown_table
 from bench.report import Section
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from models.demo.generate import demo_items
-from server.app import create_app
-from server.live import Hub
+from server.http.app import create_app
+from server.live.queries import Hub
 from server.settings import Settings
 from tests.served import serve
 

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from graph.client import Endpoint, open_client
+from graph.dynamo.client import Endpoint, open_client
 from graph.keys import ItemKey
 from graph.table import Item, Table, from_dynamo
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from graph.embedded import free_port
+from graph.dynamo.embedded import free_port
 
 __all__ = ["ROOT", "Child", "child", "naive_server", "ours_server", "proxy"]
 

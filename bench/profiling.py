@@ -25,7 +25,9 @@ IDLE = "idle: the event loop waiting (epoll)"
 STDLIB = "standard library, no package on the stack"
 OTHER = "other packages"
 STDLIB_DIR = sysconfig.get_paths()["stdlib"]
-BOTOCORE = "DynamoDB client: graph/wire.py, graph/transport.py, httptools, botocore's signer"
+BOTOCORE = (
+    "DynamoDB client: graph/dynamo/wire.py, graph/dynamo/transport.py, httptools, botocore's signer"
+)
 HTTP = "HTTP: starlette, httpx in-process client"
 OURS = (f"{ROOT}/server/", f"{ROOT}/graph/")
 
@@ -33,10 +35,10 @@ OURS = (f"{ROOT}/server/", f"{ROOT}/graph/")
 BUCKETS = [
     ("selectors.py", IDLE),
     (f"{ROOT}/bench/", "bench harness (fake DynamoDB, client)"),
-    (f"{ROOT}/server/limits.py", "ours: server/limits.py (query cost check)"),
+    (f"{ROOT}/server/http/limits.py", "ours: server/http/limits.py (query cost check)"),
     (f"{ROOT}/server/", "ours: server/ (HTTP handler, resolvers, prefetch)"),
-    (f"{ROOT}/graph/wire.py", BOTOCORE),
-    (f"{ROOT}/graph/transport.py", BOTOCORE),
+    (f"{ROOT}/graph/dynamo/wire.py", BOTOCORE),
+    (f"{ROOT}/graph/dynamo/transport.py", BOTOCORE),
     (f"{ROOT}/graph/", "ours: graph/ (loaders, table, keys)"),
     ("/graphql/", "graphql-core"),
     ("/aiodataloader", "aiodataloader"),

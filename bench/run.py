@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import RetryPolicy, Table
-from server.app import create_app, settled_garbage_collector
+from server.http.app import create_app, settled_garbage_collector
 
 from . import (
     fig_bulk,

@@ -15,13 +15,13 @@ from typing import Any
 
 import httpx
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
-from graph.mutate import Writer
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.sample_items import build_items
 from graph.table import Table
-from server.app import create_app
+from graph.writes.writer import Writer
 from server.engine import engine_for
+from server.http.app import create_app
 from server.settings import Settings
 
 from . import processes

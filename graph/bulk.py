@@ -33,8 +33,8 @@ from typing import IO, Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
 from graph.errors import BadUserInput
-from graph.idempotency import is_record
 from graph.table import DEMO_LAYOUT, Layout, Table, from_dynamo
+from graph.writes.idempotency import is_record
 
 __all__ = ["dump", "load", "scan", "validate"]
 

@@ -1,12 +1,12 @@
-"""A node being deleted in steps (:mod:`graph.deletes`) is *marked*: read as gone, and no write
-that needs a live node may touch it."""
+"""A node being deleted in steps (:mod:`graph.writes.deletes`) is *marked*: read as gone, and no
+write that needs a live node may touch it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from graph.expressions import Expr
+from graph.dynamo.expressions import Expr
 from model import Model
 
 __all__ = ["is_marked", "unmarked"]

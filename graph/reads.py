@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 from aiodataloader import DataLoader
 from boto3.dynamodb.types import Binary
 
+from graph.dynamo.expressions import Expr
 from graph.errors import BadUserInput
-from graph.expressions import Expr
 from graph.keys import ItemKey
 from graph.table import Item, Layout, Table, to_dynamo
 from graph.watch import Watched
@@ -121,8 +121,8 @@ class Listing(NamedTuple):
     """``only``: (attribute, value) every listed item must have (a FilterExpression), for an
     index partition that also holds other items under the same prefix (the node itself, when
     an edge joins two nodes of one type). ``unmarked``: an attribute no listed item may have
-    (the mark of a node being deleted, :mod:`graph.deletes`), also a FilterExpression, so counts
-    agree with pages. ``keep``: whether an item belongs in the listing (an edge of the label
+    (the mark of a node being deleted, :mod:`graph.writes.deletes`), also a FilterExpression, so
+    counts agree with pages. ``keep``: whether an item belongs in the listing (an edge of the label
     listed, a node of a type listed): an index partition may hold other items too, which are
     never answered nor counted, so ``first`` items are read past them. ``where``: an access
     pattern's filter, bound to its arguments (a FilterExpression): DynamoDB applies a Query's

@@ -10,9 +10,9 @@ from decimal import Decimal
 from typing import Any
 
 from graph.keys import ItemKey
-from graph.mutate import Writer
-from graph.replicas import digest_attribute, edge_hash, joined
 from graph.table import Item
+from graph.writes.replicas import digest_attribute, edge_hash, joined
+from graph.writes.writer import Writer
 
 __all__ = ["build_items"]
 

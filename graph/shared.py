@@ -1,6 +1,6 @@
 """Reads by key shared by concurrent readers: the re-executions of live queries after one
-change (:mod:`server.live`) each have their own loaders (:class:`graph.reads.Reads`: what each
-answer read is recorded apart), but the keys their loaders ask for in the same turn of the
+change (:mod:`server.live.queries`) each have their own loaders (:class:`graph.reads.Reads`: what
+each answer read is recorded apart), but the keys their loaders ask for in the same turn of the
 event loop are read together, with one BatchGetItem per 100 distinct keys, not one per reader.
 
 Only items are shared, never answers: each reader gets its own copy of each item it asked for,

@@ -18,7 +18,7 @@ from typing import Any
 from boto3.dynamodb.types import Binary, TypeSerializer
 from botocore.exceptions import ClientError
 
-from graph.dynamo_json import decode_item
+from graph.dynamo.values import decode_item
 from graph.errors import (
     EdgewiseError,
     Unavailable,
@@ -140,7 +140,7 @@ class RetryPolicy:
     """How a failing DynamoDB call is retried: exponential backoff with full jitter.
 
     Bounded both by ``attempts`` and by ``deadline`` seconds from the first attempt.
-    botocore's own retries are switched off (see :func:`graph.client.client_config`) so the
+    botocore's own retries are switched off (see :func:`graph.dynamo.client.client_config`) so the
     two layers never multiply; every attempt is made, and counted, here.
     """
 

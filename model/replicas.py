@@ -1,6 +1,6 @@
 """Replicas of a path (``materialize:`` on a path field, MODELS.md "Replicas of a path"),
 compiled: one item per instance of the path in its start's partition, keyed by the ids of the
-nodes along it, holding the last edge's copied fields. :mod:`graph.replicas` keeps them exact
+nodes along it, holding the last edge's copied fields. :mod:`graph.writes.replicas` keeps them exact
 and :mod:`server.engine.paths` reads from them."""
 
 from __future__ import annotations

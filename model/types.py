@@ -34,10 +34,11 @@ __all__ = [
 
 SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID", "Date", "DateTime", "JSON"})
 SHARD = "shard"
-# Idempotency records (graph.idempotency) live under keys with this prefix, which no key template
+# Idempotency records (graph.writes.idempotency) live under keys with this prefix, which no key
+# template
 # of a model starts with; readers that list whole tables (dump, infer) leave them out.
 RECORD_PREFIX = "~idempotency#"
-JOB_PREFIX = "~replicas#"  # graph.pending: jobs of replicas written in steps
+JOB_PREFIX = "~replicas#"  # graph.writes.pending: jobs of replicas written in steps
 INTERNAL = (RECORD_PREFIX, JOB_PREFIX)  # partitions of Edgewise's own items, never nodes
 RECORD_EXPIRES = "edgewiseExpiresAt"  # the table's TTL attribute: epoch seconds
 

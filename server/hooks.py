@@ -27,9 +27,9 @@ from graph.errors import BadUserInput, Conflict, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey, new_id
 from graph.marks import is_marked
-from graph.mutate import Writer, now_iso
 from graph.reads import cursor_of
 from graph.table import Item
+from graph.writes.writer import Writer, now_iso
 from model import EdgeType, NodeType
 from server.engine.context import ModelContext
 from server.engine.listings import EdgeValue

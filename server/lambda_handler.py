@@ -20,8 +20,8 @@ from typing import Any
 from mangum import Mangum
 from starlette.applications import Starlette
 
-from server.app import create_app
-from server.logs import configure
+from server.http.app import create_app
+from server.observe.logs import configure
 from server.settings import Settings, load_settings
 
 __all__ = ["Container", "handler", "settings_from_env"]

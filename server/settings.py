@@ -12,14 +12,14 @@ from typing import Annotated, Any
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from graph.client import CLIENTS, DEFAULT_CLIENT
+from graph.dynamo.client import CLIENTS, DEFAULT_CLIENT
 from graph.errors import BadUserInput
-from graph.idempotency import DEFAULT_TTL
-from server.cors import parse_origins
-from server.jwks import TIMEOUT
-from server.limits import Limits
-from server.logs import FORMATS
-from server.persisted import DEFAULT_CACHE_BYTES
+from graph.writes.idempotency import DEFAULT_TTL
+from server.http.cors import parse_origins
+from server.http.jwks import TIMEOUT
+from server.http.limits import Limits
+from server.http.persisted import DEFAULT_CACHE_BYTES
+from server.observe.logs import FORMATS
 
 __all__ = ["ENV_PREFIX", "Settings", "load_settings"]
 
@@ -82,7 +82,9 @@ class Settings(BaseSettings):
     subscriptions_per_connection: int = Field(100, ge=1)  # operations at once on one socket
     subscriptions_max: int = Field(10_000, ge=1)  # subscriptions at once on this server
     pubsub: str | None = None  # Redis URL: changes from `edgewise relay`, not the stream
-    client: str = DEFAULT_CLIENT  # the data plane: "lean" (graph.wire) or "botocore" (aioboto3)
+    client: str = (
+        DEFAULT_CLIENT  # the data plane: "lean" (graph.dynamo.wire) or "botocore" (aioboto3)
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod

@@ -13,12 +13,12 @@ import boto3
 import httpx
 import pytest
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from models.demo.generate import demo_items
-from server.app import create_app
 from server.engine import engine_for
+from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
 from tests.helpers import LEAN

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from graph.embedded import free_port
+from graph.dynamo.embedded import free_port
 
 __all__ = ["Dynalite"]
 

@@ -10,11 +10,11 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
-from graph import deletes
-from graph.client import Endpoint, client_config, create_table, open_client
+from graph.dynamo.client import Endpoint, client_config, create_table, open_client
 from graph.items import Codec
-from graph.mutate import Writer
 from graph.table import Item, RetryPolicy, Table, from_dynamo
+from graph.writes import deletes
+from graph.writes.writer import Writer
 from models.demo.generate import demo_items
 from server.engine import engine_for
 from tests.helpers import LEAN

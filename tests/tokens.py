@@ -16,8 +16,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from starlette.applications import Starlette
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.observer import Observer
 from graph.table import Table
 from models.demo.generate import demo_items

@@ -1,8 +1,8 @@
 """setuptools' ``build_py``, plus GraphiQL's files: the wheel gets them at packaging time from the
 npm packages that ``playground/package-lock.json`` pins (``npm ci``, unless
 ``playground/node_modules`` already holds exactly those versions), copied to
-``server/playground_assets/`` with their licenses. Editable installs skip this: a checkout serves
-``playground/node_modules`` (``make playground``).
+``server/http/playground_assets/`` with their licenses. Editable installs skip this: a checkout
+serves ``playground/node_modules`` (``make playground``).
 
 ``pyproject.toml`` names this class in ``[tool.setuptools.cmdclass]``; the sdist carries this file
 and the two npm files, so a wheel built from the sdist is built the same way.
@@ -18,7 +18,7 @@ from pathlib import Path
 from setuptools.command.build_py import build_py
 
 PACKAGES = ("graphiql", "react", "react-dom")
-# What server/playground.py serves (its ASSETS), and each package's license.
+# What server/http/playground.py serves (its ASSETS), and each package's license.
 FILES = (
     "react/umd/react.production.min.js",
     "react-dom/umd/react-dom.production.min.js",
@@ -26,7 +26,7 @@ FILES = (
     "graphiql/graphiql.min.css",
     *(f"{package}/LICENSE" for package in PACKAGES),
 )
-TARGET = Path("server") / "playground_assets"
+TARGET = Path("server") / "http" / "playground_assets"
 
 
 def _pinned_versions_installed(playground: Path) -> bool:

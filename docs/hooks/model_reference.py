@@ -4,7 +4,7 @@ The page ``docs/models/reference.md`` holds the marker below; this hook replaces
 section per object of the model file's JSON Schema (``edgewise model-schema``, which pydantic
 builds from ``model/spec.py``) and one table row per key, its description taken from the spec.
 So a key is documented once, where it is declared; the build fails when a key has no description,
-and so does ``tests/models/test_model_reference.py``, which also checks that every key has its row.
+and so does ``tests/model/test_model_reference.py``, which also checks that every key has its row.
 """
 
 from __future__ import annotations

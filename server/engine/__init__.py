@@ -14,16 +14,16 @@ import yaml
 from starlette.requests import Request
 
 from graph.items import Codec
-from graph.mutate import Writer
 from graph.sample_items import build_items
 from graph.table import Item, Layout, Table
 from graph.watch import Watched
+from graph.writes.writer import Writer
 from model import SHIPPED, Model, load_model
-from server.auth import Principal
 from server.engine.access import Rules, guard
 from server.engine.context import ModelContext
 from server.engine.executor import ModelSchema
 from server.engine.schema import build_schema
+from server.http.auth import Principal
 
 __all__ = ["DEMO", "Engine", "ModelContext", "ModelSchema", "engine_for"]
 

@@ -17,8 +17,8 @@ from graph.items import Codec, Ref
 from graph.reads import Reads
 from graph.table import Item, Table
 from graph.watch import Watched
-from server.auth import ADMIN, Principal
 from server.errors import Forbidden
+from server.http.auth import ADMIN, Principal
 
 __all__ = ["AccessRules", "AccessScope", "Info", "ModelContext", "granted"]
 
@@ -93,9 +93,9 @@ class ModelContext:
         watched: Watched | None = None,
     ) -> ModelContext:
         """Reads bind the running loop: build this inside the request's task. ``watched``
-        records what the answer reads (a live query's: :mod:`server.live`)."""
+        records what the answer reads (a live query's: :mod:`server.live.queries`)."""
         observation = getattr(getattr(request, "state", None), "observation", None)
-        scoped = table.for_request(observation)  # see server.observe
+        scoped = table.for_request(observation)  # see server.observe.requests
         reads = Reads(scoped, watched)
         if observation is not None:
             observation.watch(reads)

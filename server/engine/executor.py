@@ -55,8 +55,8 @@ class ModelSchema:
             assert isinstance(document, DocumentNode)
             return tuple(validate(schema, document, rules))
 
-        self.parsed = parsed  # shared with the limits' check (server.limits.check)
-        self._validated = self.validated = validated  # validated: server.prepare's too
+        self.parsed = parsed  # shared with the limits' check (server.http.limits.check)
+        self._validated = self.validated = validated  # validated: server.http.prepare's too
 
     async def execute(
         self,

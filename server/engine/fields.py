@@ -20,11 +20,11 @@ from graphql import GraphQLObjectType
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
 from graphql.execution.values import get_argument_values
 
-from graph.deletes import is_marked
 from graph.errors import EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.reads import UNKNOWN, Page, PageKey, Whole
+from graph.writes.deletes import is_marked
 from model import Field, NodeType
 from server.engine import plan as planned
 from server.engine.context import Info, ModelContext

@@ -94,7 +94,7 @@ class Listings:
         self.model = model
         self.codec = codec
         self.enums = frozenset(model.enums)
-        # node listings leave out a node being deleted (graph.deletes)
+        # node listings leave out a node being deleted (graph.writes.deletes)
         self.unmarked = model.deletions.attribute if model.deletions is not None else None
 
     def parent_of(self, ref: Ref) -> Ref:

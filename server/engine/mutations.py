@@ -1,5 +1,5 @@
 """The generated mutations of a model: create/update/delete per type, add/remove per edge, with
-names from the model. Each is one write in ``graph.mutate``; the written item primes the
+names from the model. Each is one write in ``graph.writes.writer``; the written item primes the
 request's loader, so the answer needs no eventually-consistent read."""
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from graphql import (
     Undefined,
 )
 
-from graph.deletes import delete
 from graph.errors import BadUserInput, NotFound
 from graph.items import Ref
-from graph.mutate import Writer, now_iso
 from graph.reads import cursor_of
+from graph.writes.deletes import delete
+from graph.writes.writer import Writer, now_iso
 from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
 from model.compile import did_you_mean

@@ -19,8 +19,8 @@ from typing import Any
 from graph.items import Ref
 from graph.keys import ItemKey
 from graph.reads import Listing
-from graph.replicas import holds, pending, replica_listing
 from graph.table import Item
+from graph.writes.replicas import holds, pending, replica_listing
 from model import EdgeType, Field
 from model.values import Hop, Walk
 from server.engine.context import Info, ModelContext

@@ -397,7 +397,7 @@ class _Builder:
     def subscription_type(self, query: GraphQLObjectType) -> GraphQLObjectType:
         """The live queries: ``Query``'s very root fields (names, arguments, types and
         resolvers), each answered at once and again whenever what its answer read changes
-        (:mod:`server.live`)."""
+        (:mod:`server.live.queries`)."""
         return GraphQLObjectType(
             "Subscription",
             lambda: dict(query.fields),

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.reads import Listing, PageKey, Reads, narrowed
 from graph.table import Table
 from model import Template

@@ -19,8 +19,8 @@ import pytest_asyncio
 from cryptography.hazmat.primitives import serialization
 
 from graph.table import Table
-from server.app import create_app
-from server.auth import Authenticator
+from server.http.app import create_app
+from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.tokens import (
     SECRET,

@@ -16,8 +16,8 @@ from starlette.applications import Starlette
 from graph.keys import ItemKey
 from graph.table import Table
 from models.demo.generate import build
-from server.app import create_app
-from server.auth import Authenticator
+from server.http.app import create_app
+from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.table_state import scan
 from tests.tokens import SECRET, asgi, bearer, hs256, seeded_table

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pytest
 
 from graph.table import Table
-from server.app import create_app
+from server.http.app import create_app
 from tests.http.node import run_node
 from tests.http.test_playground import CHROMIUM, CHROMIUM_FLAGS, Seen, recording
 from tests.served import serve

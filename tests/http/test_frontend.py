@@ -16,11 +16,11 @@ import pytest
 import pytest_asyncio
 
 from graph.errors import BadUserInput
-from server.app import create_app
-from server.auth import Authenticator
-from server.cors import MAX_AGE
-from server.http import GRAPHQL_RESPONSE_JSON, JSON
-from server.limits import Limits
+from server.http.app import create_app
+from server.http.auth import Authenticator
+from server.http.cors import MAX_AGE
+from server.http.graphql import GRAPHQL_RESPONSE_JSON, JSON
+from server.http.limits import Limits
 from server.settings import Settings
 from tests.tokens import SECRET, CountedTable, asgi, bearer, hs256, seeded_table
 

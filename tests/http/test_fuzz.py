@@ -21,18 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.core.result import Ok
 from schemathesis.generation.modes import GenerationMode
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from models.demo.generate import demo_items
-from server.app import create_app
+from server.http.app import create_app
 from server.settings import Settings
 from tests.served import serve_in_thread
 
 FUZZ_EXAMPLES = os.environ.get("EDGEWISE_FUZZ_EXAMPLES")
 EXAMPLES = int(FUZZ_EXAMPLES or 8)
 TIMEOUT = 30.0  # seconds for one HTTP answer
-# The committed SDL (kept equal to the code's schema by tests/unit/test_schema_file.py), loaded at
+# The committed SDL (kept equal to the code's schema by tests/engine/test_schema_file.py), loaded at
 # import so each root field is its own test.
 SCHEMA = schemathesis.graphql.from_path(Path(__file__).parents[2] / "schema.graphql")
 LOADED = list(SCHEMA.get_all_operations())

@@ -1,6 +1,6 @@
 """GraphQL over HTTP conformance: the graphql-http audit suite against the app served by uvicorn,
-and the media-type negotiation of ``server/http.py`` (``application/graphql-response+json`` for
-spec clients, ``application/json`` kept as it was for legacy ones).
+and the media-type negotiation of ``server/http/graphql.py`` (``application/graphql-response+json``
+for spec clients, ``application/json`` kept as it was for legacy ones).
 
 The audit needs node and the npm package ``graphql-http`` installed in ``tests/http/node_modules``
 (``make test`` runs ``npm ci`` there); the test fails, not skips, when either is missing.
@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from graph.table import Table
-from server.app import create_app
-from server.http import GRAPHQL_RESPONSE_JSON, JSON, negotiate
-from server.limits import Limits
+from server.http.app import create_app
+from server.http.graphql import GRAPHQL_RESPONSE_JSON, JSON, negotiate
+from server.http.limits import Limits
 from tests.http.node import HERE, run_node
 from tests.served import serve
 
@@ -215,7 +215,7 @@ async def test_limits_are_checked_before_execution_in_both_types(demo: Table) ->
 
 
 async def test_unauthenticated_is_401_with_www_authenticate(demo: Table) -> None:
-    from server.auth import Authenticator
+    from server.http.auth import Authenticator
 
     app = create_app(table=demo, authenticator=Authenticator(secret="s" * 32))
     transport = httpx.ASGITransport(app=app)

@@ -15,15 +15,15 @@ import httpx
 import pytest
 
 from graph.bulk import dump
-from graph.client import Endpoint, client_config, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, client_config, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import RetryPolicy, Table, from_dynamo
 from model.infer import infer, table_info
 from model.types import RECORD_EXPIRES, RECORD_PREFIX
 from models.demo.generate import build
-from server.app import create_app
-from server.auth import Authenticator
 from server.engine import engine_for
+from server.http.app import create_app
+from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.faults import FaultProxy
 from tests.helpers import LEAN

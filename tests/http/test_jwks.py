@@ -17,9 +17,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from graph.errors import BadUserInput
 from graph.table import Table
-from server.app import create_app
-from server.auth import Authenticator
-from server.jwks import RemoteJwks
+from server.http.app import create_app
+from server.http.auth import Authenticator
+from server.http.jwks import RemoteJwks
 from tests.tokens import SECRET, asgi, bearer, hs256, rsa_key, token
 
 QUERY = {"query": '{ user(id: "alice") { name } }'}

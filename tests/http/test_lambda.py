@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import server.lambda_handler
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from models.demo.generate import demo_items
 from tests.faults import FaultProxy

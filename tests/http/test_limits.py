@@ -15,9 +15,9 @@ import pytest_asyncio
 from graphql import get_introspection_query
 
 from models.demo.generate import build
-from server.app import create_app
-from server.auth import Authenticator
-from server.limits import Limits
+from server.http.app import create_app
+from server.http.auth import Authenticator
+from server.http.limits import Limits
 from server.settings import Settings
 from tests.tokens import SECRET, CountedTable, asgi, bearer, hs256, seeded_table
 
@@ -344,7 +344,7 @@ async def test_attack_is_rejected_fast_without_a_read(
 
 
 async def test_fragment_doubling_documents_are_small() -> None:
-    from server.limits import _count_tokens
+    from server.http.limits import _count_tokens
 
     for name, query, _ in ATTACKS:
         assert _count_tokens(query, 2000) <= 2000, name
@@ -408,7 +408,7 @@ async def test_introspection_depth_counts(graph: CountedTable) -> None:
 async def test_no_document_within_the_limits_takes_over_100_ms(
     graph: CountedTable, query: str
 ) -> None:
-    from server.limits import _count_tokens
+    from server.http.limits import _count_tokens
 
     assert _count_tokens(query, 2000) <= 2000
     _, _, elapsed = await timed(graph, query)

@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from graph.client import Endpoint, client_config, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, client_config, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import RetryPolicy, Table
-from server.app import create_app
-from server.auth import Authenticator
+from server.http.app import create_app
+from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.faults import FaultProxy
 from tests.tokens import SECRET, asgi

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from graph.table import Table
 from models.demo.generate import build
-from server.app import create_app
+from server.http.app import create_app
 from tests.helpers import gql
 from tests.table_state import edges, problems, scan
 

@@ -23,7 +23,7 @@ import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graph.table import Table
-from server.app import create_app
+from server.http.app import create_app
 
 CHROMIUM = "chromium"
 CHROMIUM_FLAGS = [

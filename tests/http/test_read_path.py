@@ -18,8 +18,8 @@ import pytest
 from graph.items import Ref
 from graph.reads import Page
 from graph.table import Table
-from server.app import create_app
 from server.engine.fields import EdgeValue
+from server.http.app import create_app
 from server.settings import Settings
 from tests.helpers import gql
 
@@ -120,7 +120,7 @@ async def test_canceled_or_expired_subscriptions_grant_no_access(demo: Table) ->
             },
         ]
     )
-    transport = httpx.ASGITransport(app=__import__("server.app").app.create_app(table=demo))
+    transport = httpx.ASGITransport(app=create_app(table=demo))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         body = await gql(client, '{ user(id: "alice") { products { product { id } via { id } } } }')
         assert products(body) == {"PRODUCT#prod2": ["GROUP#group1", "GROUP#group2"]}
@@ -299,7 +299,7 @@ async def test_unexpected_errors_are_masked_and_logged(
             }
         ]
     )
-    transport = httpx.ASGITransport(app=__import__("server.app").app.create_app(table=demo))
+    transport = httpx.ASGITransport(app=create_app(table=demo))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         with caplog.at_level(logging.ERROR, logger="edgewise"):
             body = await gql(client, '{ user(id: "alice") { groups { edges { since } } } }')
@@ -325,7 +325,7 @@ async def test_health_and_readiness(http: httpx.AsyncClient, demo: Table) -> Non
     assert (await http.get("/healthz")).status_code == 200
     assert (await http.get("/readyz")).status_code == 200
     missing = Table(demo.client, "no-such-table")
-    transport = httpx.ASGITransport(app=__import__("server.app").app.create_app(table=missing))
+    transport = httpx.ASGITransport(app=create_app(table=missing))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         assert (await client.get("/healthz")).status_code == 200
         response = await client.get("/readyz")

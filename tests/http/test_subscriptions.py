@@ -18,11 +18,11 @@ from starlette.applications import Starlette
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
-from server.app import create_app
-from server.auth import Authenticator
-from server.live import Hub
+from server.http.app import create_app
+from server.http.auth import Authenticator
+from server.live.queries import Hub
 from server.settings import Settings
 from tests.http.node import run_node
 from tests.served import serve

@@ -16,11 +16,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from graph.client import table_definition
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import table_definition
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
-from server.app import create_app
-from server.auth import Authenticator
+from server.http.app import create_app
+from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.http.test_subscriptions import hub_of, post, receive, served, socket, subscribe
 from tests.tokens import SECRET, bearer, hs256

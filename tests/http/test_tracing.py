@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from graph.table import Table
-from server.app import create_app
-from server.telemetry import tracer_provider_from_env
+from server.http.app import create_app
+from server.observe.telemetry import tracer_provider_from_env
 from tests.tokens import asgi
 
 CHAIN = (

@@ -19,8 +19,8 @@ import pytest
 from boto3.dynamodb.types import Binary
 
 from graph.bulk import dump, load, validate
-from graph.client import create_table
-from graph.embedded import EmbeddedDynamoDB, free_port
+from graph.dynamo.client import create_table
+from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.errors import BadUserInput
 from graph.table import Item, Table, from_dynamo
 from models.demo.generate import demo_items

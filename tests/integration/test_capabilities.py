@@ -8,12 +8,12 @@ import sys
 
 import httpx
 
-from graph.capabilities import probe
-from graph.client import create_table
-from graph.embedded import free_port
+from graph.dynamo.capabilities import probe
+from graph.dynamo.client import create_table
+from graph.dynamo.embedded import free_port
 from graph.table import Table
 from models.demo.generate import demo_items
-from server.app import create_app
+from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
 from tests.served import serve

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from graph.client import Endpoint, open_client
-from graph.embedded import EmbeddedDynamoDB, free_port
+from graph.dynamo.client import Endpoint, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.table import Table
 from models.demo.generate import demo_items
 from tests.served import alive, children
@@ -157,10 +157,10 @@ def test_serve_embedded_answers_and_leaves_no_orphan(stop: signal.Signals) -> No
 
 
 def test_embedded_without_moto_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import graph.embedded
+    import graph.dynamo.embedded
 
-    monkeypatch.setattr(graph.embedded.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(graph.embedded.MissingEmbedded, match=r"edgewise\[embedded\]"):
+    monkeypatch.setattr(graph.dynamo.embedded.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(graph.dynamo.embedded.MissingEmbedded, match=r"edgewise\[embedded\]"):
         EmbeddedDynamoDB().start()
 
 

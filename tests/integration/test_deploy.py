@@ -18,9 +18,9 @@ import pytest
 from cfnlint.decode import decode
 
 import server.lambda_handler
-import server.stream_consumer
+import server.live.stream_consumer
 from graph.table import Table
-from server.cli import main
+from server.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy" / "template.yaml"
@@ -198,8 +198,8 @@ def test_stream_consumer_reads_the_stream_and_beats_at_the_interval_it_announces
     resources = decoded["Resources"]
     consumer = resources["StreamConsumer"]
     module, _, name = consumer["Properties"]["Handler"].rpartition(".")
-    assert (module, name) == ("server.stream_consumer", "handler")
-    assert callable(getattr(server.stream_consumer, name))
+    assert (module, name) == ("server.live.stream_consumer", "handler")
+    assert callable(getattr(server.live.stream_consumer, name))
     # made only when the Redis URL is given
     assert decoded["Parameters"]["PubSubUrl"]["Default"] == ""
     assert "HasPubSub" in decoded["Conditions"]
@@ -221,4 +221,4 @@ def test_stream_consumer_reads_the_stream_and_beats_at_the_interval_it_announces
     assert matched is not None
     every = int(matched[1]) * (60 if matched[2].startswith("minute") else 3600)
     event = json.loads(heartbeat["Properties"]["Input"])
-    assert event == {"edgewise": server.stream_consumer.HEARTBEAT_EVENT, "every": every}
+    assert event == {"edgewise": server.live.stream_consumer.HEARTBEAT_EVENT, "every": every}

@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.client import Endpoint, client_config, create_table, open_client
+from graph.dynamo.client import Endpoint, client_config, create_table, open_client
 from graph.table import Item, RetryPolicy, Table
 from models.demo.generate import build, demo_items, generated_items
-from server.app import create_app
+from server.http.app import create_app
 from tests.faults import READS, FaultProxy, Faults
 from tests.helpers import LEAN
 from tests.table_state import scan

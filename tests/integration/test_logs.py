@@ -17,11 +17,11 @@ from typing import Any
 
 import httpx
 
-from graph.client import Endpoint, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB, free_port
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.table import Table
 from models.demo.generate import demo_items
-from server.logs import AccessPath, JsonFormatter
+from server.observe.logs import AccessPath, JsonFormatter
 from tests.tokens import SECRET, bearer, hs256
 
 EDGEWISE = [sys.executable, "-m", "server"]

@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.client import Endpoint, client_config, open_client
-from graph.embedded import free_port
+from graph.dynamo.client import Endpoint, client_config, open_client
+from graph.dynamo.embedded import free_port
 from graph.keys import ItemKey
 from graph.table import RetryPolicy, Table
-from server.app import create_app
+from server.http.app import create_app
 from tests.faults import FaultProxy, Faults
 
 DEADLINE = 2.0

@@ -14,11 +14,11 @@ from contextlib import AsyncExitStack
 
 import pytest
 
-from graph.client import Endpoint
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint
+from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import DEMO_LAYOUT, Table
-from server.app import create_app
-from server.relay import Relay, opened_relay
+from server.http.app import create_app
+from server.live.relay import Relay, opened_relay
 from server.settings import Settings
 from tests.http.test_subscriptions import hub_of, post, receive, served, socket, subscribe
 

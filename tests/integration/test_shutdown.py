@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from graph.embedded import free_port
+from graph.dynamo.embedded import free_port
 from tests.served import alive, children
 
 EDGEWISE = [sys.executable, "-m", "server"]

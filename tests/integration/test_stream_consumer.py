@@ -1,5 +1,5 @@
-"""The SAM template's stream consumer (``server.stream_consumer.handler``, ``edgewise relay`` as
-a Lambda function) invoked in process with DynamoDB Streams events as Lambda delivers them,
+"""The SAM template's stream consumer (``server.live.stream_consumer.handler``, ``edgewise relay``
+as a Lambda function) invoked in process with DynamoDB Streams events as Lambda delivers them,
 publishing to a real ``redis-server`` that a server run with ``--pubsub`` listens to: a
 subscriber sees the change; a batch delivered again (Lambda retries) or a record out of order
 changes no answer; the scheduled heartbeat keeps ``/readyz`` up as long as it announces, and
@@ -20,9 +20,9 @@ import pytest
 import redis
 
 from graph.table import DEMO_LAYOUT, Table
-from server import stream_consumer
-from server.app import create_app
-from server.pubsub import relay_channel
+from server.http.app import create_app
+from server.live import stream_consumer
+from server.live.pubsub import relay_channel
 from server.settings import Settings
 from tests.http.test_subscriptions import hub_of, receive, served, silent, socket, subscribe
 

@@ -1,4 +1,4 @@
-"""The lean client's HTTP/1.1 (graph/transport.py) against a socket server that records the
+"""The lean client's HTTP/1.1 (graph/dynamo/transport.py) against a socket server that records the
 bytes it receives: what goes on the wire is what botocore signs, connections are kept alive
 unless the server says otherwise, and a bad answer fails only its own call."""
 
@@ -15,8 +15,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
-from graph.transport import Pool
-from graph.wire import LeanClient
+from graph.dynamo.transport import Pool
+from graph.dynamo.wire import LeanClient
 from tests.integration.test_wire import _botocore_signature
 
 BODY = b'{"Item": {"PK": {"S": "a"}, "n": {"N": "1"}}}'

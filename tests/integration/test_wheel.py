@@ -31,8 +31,8 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.embedded import free_port
-from server.playground import ASSETS
+from graph.dynamo.embedded import free_port
+from server.http.playground import ASSETS
 from tests.http.test_playground import dump_dom
 from tests.served import alive, children
 
@@ -197,8 +197,8 @@ def test_wheel_installs_and_serves_graphiql_offline_as_the_dockerfile_runs_it(
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     for path in ASSETS.values():
-        assert f"server/playground_assets/{path}" in names, path
-    assert {"server/playground_assets/graphiql/LICENSE", "server/cli.py"} <= names
+        assert f"server/http/playground_assets/{path}" in names, path
+    assert {"server/http/playground_assets/graphiql/LICENSE", "server/cli/main.py"} <= names
     assert not [n for n in names if n.startswith(("tests/", "tools/", "playground/", "bench/"))]
 
     python = system_python() if os.geteuid() == 0 else None
@@ -260,7 +260,7 @@ def test_wheel_installs_and_serves_graphiql_offline_as_the_dockerfile_runs_it(
                 }
                 script = client.get("/playground/graphiql.js")
             assert script.status_code == 200
-            packaged = site / "server" / "playground_assets" / ASSETS["graphiql.js"]
+            packaged = site / "server" / "http" / "playground_assets" / ASSETS["graphiql.js"]
             assert script.content == packaged.read_bytes()
 
             dom, chromium_log, outbound = asyncio.run(

@@ -1,5 +1,5 @@
-"""The lean data plane (graph/wire.py) against aioboto3's: same signatures, same answers, same
-errors, and each kind of bad input handled as the botocore path handles it (through the fault
+"""The lean data plane (graph/dynamo/wire.py) against aioboto3's: same signatures, same answers,
+same errors, and each kind of bad input handled as the botocore path handles it (through the fault
 proxy of tests/faults.py, over real HTTP to moto)."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials, RefreshableCredentials
 
-from graph.client import Endpoint, client_config, create_table, open_client
-from graph.embedded import EmbeddedDynamoDB
+from graph.dynamo.client import Endpoint, client_config, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.wire import CachingSigV4Auth, LeanClient
 from graph.errors import EdgewiseError, error_code
 from graph.keys import ItemKey
 from graph.table import RetryPolicy, Table, from_dynamo
-from graph.wire import CachingSigV4Auth, LeanClient
 from server.errors import code_of
 from tests.faults import FaultProxy
 

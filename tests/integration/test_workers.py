@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from graph.embedded import free_port
-from server import cli
-from server.workers import worker_app
+from graph.dynamo.embedded import free_port
+from server.cli import main as cli
+from server.cli.workers import worker_app
 from tests.served import alive, children
 
 EDGEWISE = [sys.executable, "-m", "server"]

@@ -1,0 +1,266 @@
+"""Opening the aioboto3 client for an endpoint, and creating the table of CONTRACT.md."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aioboto3
+from botocore.config import Config
+from botocore.credentials import Credentials
+from botocore.exceptions import ChecksumError
+
+from graph.dynamo.wire import open_lean_client
+from graph.errors import error_code, translate
+from graph.table import DEMO_LAYOUT, Layout
+from model.types import RECORD_EXPIRES
+
+__all__ = [
+    "CLIENTS",
+    "DEFAULT_CLIENT",
+    "Endpoint",
+    "client_config",
+    "cloudformation_table",
+    "create_table",
+    "open_client",
+    "open_streams_client",
+    "table_definition",
+]
+
+
+# The TTL of the idempotency records (graph.writes.idempotency): CreateTable has no parameter for
+# it.
+TTL = {"AttributeName": RECORD_EXPIRES, "Enabled": True}
+
+# The data plane: graph.dynamo.wire's lean client, or aioboto3's for every call.
+CLIENTS = ("lean", "botocore")
+DEFAULT_CLIENT = "lean"
+# The table's stream: each record names the item that changed (live queries read it again).
+STREAM = {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where DynamoDB is: ``url=None`` means AWS itself (credential chain, region, env)."""
+
+    url: str | None
+    region: str = "us-east-1"
+
+    @classmethod
+    def parse(cls, value: str) -> Endpoint:
+        if value == "aws":
+            return cls(
+                None, os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
+            )
+        return cls(value)
+
+
+def client_config(
+    connect_timeout: float = 2.0, read_timeout: float = 5.0, pool: int = 128
+) -> Config:
+    """botocore retries are off (one attempt): ``graph.table.Table`` owns the retry policy, so
+    attempts never multiply across layers and every attempt is counted in the trace."""
+    return Config(
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        max_pool_connections=pool,
+        retries={"mode": "standard", "total_max_attempts": 1},
+    )
+
+
+async def _check_crc32(response: Any = None, **_: Any) -> None:
+    """Raise ChecksumError when an answer's body does not match its ``x-amz-crc32``.
+
+    botocore checks that header only in its retry handler (a mismatch is a reason to retry), and
+    its retries are off (see :func:`client_config`), so the check is made here; ``Table.call``
+    retries the error like any other transient one."""
+    if response is None:
+        return
+    http_response = response[0]
+    expected = http_response.headers.get("x-amz-crc32")
+    if expected is None:
+        return
+    actual = zlib.crc32(await http_response.content) & 0xFFFFFFFF
+    if actual != int(expected):
+        raise ChecksumError(
+            checksum_type="crc32", expected_checksum=expected, actual_checksum=str(actual)
+        )
+
+
+@asynccontextmanager
+async def open_client(
+    endpoint: Endpoint, config: Config | None = None, *, lean: bool = True
+) -> AsyncIterator[Any]:
+    """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some.
+
+    ``lean`` (the default, ``--client lean``): the data-plane calls go through
+    :class:`graph.dynamo.wire.LeanClient` (same endpoint, credentials, timeouts and pool size), the
+    rest through the aioboto3 client it wraps."""
+    session = aioboto3.Session()
+    config = config or client_config()
+    kwargs = await _client_kwargs(session, endpoint, config)
+    async with session.client("dynamodb", **kwargs) as client:
+        # aiobotocore awaits a coroutine handler, whatever the stubs say
+        client.meta.events.register("needs-retry.dynamodb", _check_crc32)  # type: ignore[arg-type]
+        if not lean:
+            yield client
+            return
+        if "aws_access_key_id" in kwargs:
+            credentials: Any = Credentials("edgewise", "edgewise")
+        else:  # the session's chain, the very object the aioboto3 client signs with
+            credentials = await session.get_credentials()  # type: ignore[misc]
+        async with open_lean_client(
+            client,
+            credentials,
+            connect_timeout=float(getattr(config, "connect_timeout", 2.0)),
+            read_timeout=float(getattr(config, "read_timeout", 5.0)),
+            pool=int(getattr(config, "max_pool_connections", 128)),
+        ) as lean_client:
+            yield lean_client
+
+
+async def _client_kwargs(
+    session: aioboto3.Session, endpoint: Endpoint, config: Config
+) -> dict[str, Any]:
+    """The endpoint, region and (for a non-AWS endpoint without any) dummy credentials."""
+    kwargs: dict[str, Any] = {"config": config}
+    if endpoint.url is not None:
+        kwargs["endpoint_url"] = endpoint.url
+        kwargs["region_name"] = endpoint.region
+        # aioboto3's session returns a coroutine here, whatever its stubs say
+        if await session.get_credentials() is None:  # type: ignore[misc]
+            kwargs["aws_access_key_id"] = "edgewise"
+            kwargs["aws_secret_access_key"] = "edgewise"
+    elif endpoint.region:
+        kwargs["region_name"] = endpoint.region
+    return kwargs
+
+
+@asynccontextmanager
+async def open_streams_client(
+    endpoint: Endpoint, config: Config | None = None
+) -> AsyncIterator[Any]:
+    """An aioboto3 ``dynamodbstreams`` client for the same endpoint (DynamoDB Streams is off
+    the hot path: no lean client for it)."""
+    session = aioboto3.Session()
+    kwargs = await _client_kwargs(session, endpoint, config or client_config())
+    async with session.client("dynamodbstreams", **kwargs) as client:
+        yield client
+
+
+def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:
+    """The table as CreateTable's parameters, which are also the properties of a CloudFormation
+    ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (a model's, or the demo's),
+    its global and local indexes projecting what it says, on-demand billing, the stream on
+    (``KEYS_ONLY``).
+
+    The one definition of the table: ``create_table`` sends it and ``edgewise create-table
+    --print-cloudformation`` prints it. ``name=None`` leaves ``TableName`` out.
+    """
+    attributes = list(
+        dict.fromkeys(
+            [layout.pk, layout.sk, *(k for pair in layout.indexes.values() for k in pair if k)]
+        )
+    )
+    definition: dict[str, Any] = {} if name is None else {"TableName": name}
+    definition |= {
+        "AttributeDefinitions": [
+            {"AttributeName": a, "AttributeType": layout.types.get(a, "S")} for a in attributes
+        ],
+        "KeySchema": [
+            {"AttributeName": layout.pk, "KeyType": "HASH"},
+            {"AttributeName": layout.sk, "KeyType": "RANGE"},
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+        "StreamSpecification": dict(STREAM),
+    }
+    indexes: dict[str, list[dict[str, Any]]] = {}
+    for index, (hash_key, range_key) in layout.indexes.items():
+        projected = layout.projections.get(index)
+        projection: dict[str, Any] = {"ProjectionType": "ALL"}
+        if projected is not None:
+            projection = {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(projected)}
+            if not projected:
+                projection = {"ProjectionType": "KEYS_ONLY"}
+        kind = "LocalSecondaryIndexes" if index in layout.local else "GlobalSecondaryIndexes"
+        indexes.setdefault(kind, []).append(
+            {
+                "IndexName": index,
+                "KeySchema": [{"AttributeName": hash_key, "KeyType": "HASH"}]
+                + ([{"AttributeName": range_key, "KeyType": "RANGE"}] if range_key else []),
+                "Projection": projection,
+            }
+        )
+    return definition | indexes
+
+
+def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:
+    """A CloudFormation resource for a :func:`table_definition` (whose stream CloudFormation
+    names by its view type alone), with the TTL that :func:`create_table` turns on."""
+    properties = definition | {"TimeToLiveSpecification": TTL}
+    if "StreamSpecification" in properties:
+        view = properties["StreamSpecification"]["StreamViewType"]
+        properties["StreamSpecification"] = {"StreamViewType": view}
+    return {"Type": "AWS::DynamoDB::Table", "Properties": properties}
+
+
+async def create_table(
+    client: Any, name: str, *, wait: float = 120.0, layout: Layout = DEMO_LAYOUT
+) -> bool:
+    """Create the table and its indexes (as ``layout`` names them) unless it exists; wait
+    until ACTIVE. A table that exists without a stream gets one (where the endpoint can).
+
+    Returns whether it was created by this call.
+    """
+    params = table_definition(name, layout)
+    created = True
+    try:
+        await client.create_table(**params)
+    except Exception as exc:
+        if error_code(exc) != "ResourceInUseException":
+            raise translate(exc) from exc
+        created = False
+    deadline = asyncio.get_running_loop().time() + wait
+    while True:
+        described = (await client.describe_table(TableName=name))["Table"]
+        indexes = described.get("GlobalSecondaryIndexes", [])
+        if described["TableStatus"] == "ACTIVE" and all(
+            i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
+        ):
+            await _enable_ttl(client, name)
+            if not created and "LatestStreamArn" not in described:
+                await _enable_stream(client, name)
+            return created
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"table {name} is not ACTIVE after {wait:.0f}s")
+        await asyncio.sleep(1.0)
+
+
+async def _enable_ttl(client: Any, name: str) -> None:
+    """Turn on the table's TTL on the idempotency records' expiry attribute, unless TTL is on
+    already (a table has one TTL attribute) or the endpoint has no TTL (dynalite): expired
+    records are treated as absent anyway, TTL only deletes them."""
+    try:
+        described = await client.describe_time_to_live(TableName=name)
+        status = described.get("TimeToLiveDescription", {}).get("TimeToLiveStatus", "DISABLED")
+        if status in ("ENABLED", "ENABLING"):
+            return
+        await client.update_time_to_live(TableName=name, TimeToLiveSpecification=TTL)
+    except Exception as exc:
+        if not error_code(exc):  # not an answer of the endpoint: unreachable, say so
+            raise translate(exc) from exc
+
+
+async def _enable_stream(client: Any, name: str) -> None:
+    """Turn an existing table's stream on; an endpoint without streams keeps it off (``serve``
+    then says so and serves no Subscription type)."""
+    try:
+        await client.update_table(TableName=name, StreamSpecification=dict(STREAM))
+    except Exception as exc:
+        if error_code(exc) in ("", "InternalFailure", "InternalServerError"):
+            raise translate(exc) from exc

@@ -1,0 +1,1 @@
+"""The ``edgewise`` command line."""

@@ -1,0 +1,102 @@
+"""A streamed operation (WebSocket or Server-Sent Events) made ready to run, with the rules of a
+request by HTTP: persisted queries, parameters, limits, operation selection and validation.
+
+A subscription runs as a live query: its operation, turned into the same query (the Subscription
+type's root fields are Query's), is executed now and again when what it read changes
+(:mod:`server.live.queries`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import GraphQLError, OperationDefinitionNode, OperationType
+
+from graph.errors import EdgewiseError
+from server.engine.executor import ModelSchema
+from server.errors import code_of, format_error
+from server.http.limits import Limits, check
+from server.http.operations import select_operation
+from server.http.persisted import PersistedQueries
+
+__all__ = ["Prepared", "Refused", "bad_params", "prepare"]
+
+
+class Refused(Exception):
+    """The operation does not run: ``errors`` say why, as sent."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors[0]["message"] if errors else "refused")
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """``query`` is what executes: for a subscription, its operation as a query."""
+
+    query: str
+    variables: dict[str, Any] | None
+    operation_name: str | None
+    kind: OperationType
+    register: str | None = None  # a persisted query's hash, to remember once it ran
+    source: str = ""  # the document as the client sent it (what a persisted hash names)
+
+
+def bad_params(params: dict[str, Any]) -> str | None:
+    """What is wrong with a request's parameters, if anything."""
+    query = params.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return "no GraphQL query: pass `query` (a string) in the JSON body or the query string"
+    name = params.get("operationName")
+    if name is not None and not isinstance(name, str):
+        return "`operationName` must be a string"
+    for field in ("variables", "extensions"):
+        value = params.get(field)
+        if value is not None and not isinstance(value, dict):
+            return f"`{field}` must be a JSON object"
+    return None
+
+
+def _refused(exc: EdgewiseError) -> Refused:
+    return Refused([{"message": str(exc), "extensions": {"code": code_of(exc)}}])
+
+
+def as_query(query: str, operation: OperationDefinitionNode) -> str:
+    """The text with ``operation``'s ``subscription`` keyword made ``query`` (padded to the same
+    length, so every error's line and column are the client's)."""
+    assert operation.loc is not None
+    start = operation.loc.start
+    keyword = OperationType.SUBSCRIPTION.value
+    assert query[start : start + len(keyword)] == keyword
+    return (
+        query[:start]
+        + OperationType.QUERY.value.ljust(len(keyword))
+        + query[start + len(keyword) :]
+    )
+
+
+def prepare(
+    params: dict[str, Any], schema: ModelSchema, limits: Limits, persisted: PersistedQueries
+) -> Prepared:
+    """The operation of ``params`` ready to run, or :class:`Refused`."""
+    try:
+        params, register = persisted.resolve(params)
+    except EdgewiseError as exc:
+        raise _refused(exc) from None
+    if problem := bad_params(params):
+        raise Refused([{"message": problem, "extensions": {"code": "BAD_USER_INPUT"}}])
+    query: str = params["query"]
+    variables: dict[str, Any] | None = params.get("variables")
+    name: str | None = params.get("operationName")
+    try:
+        document = check(schema._schema, query, variables, limits, schema.parsed)
+        operation = select_operation(document, name)
+    except EdgewiseError as exc:
+        raise _refused(exc) from None
+    errors: tuple[GraphQLError, ...] = schema.validated(query)
+    if errors:
+        raise Refused([format_error(e) for e in errors])
+    kind = operation.operation
+    if kind is OperationType.SUBSCRIPTION:
+        query = as_query(query, operation)
+    return Prepared(query, variables, name, kind, register, params["query"])

@@ -1,0 +1,120 @@
+"""The dedicated DynamoDB-JSON decoder gives exactly boto3's TypeDeserializer values, from
+botocore's answers (``B`` as bytes) and from the raw wire JSON (``B`` as base64 text)."""
+
+from __future__ import annotations
+
+import base64
+import random
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+from botocore.exceptions import BotoCoreError
+
+from graph.dynamo.values import decode_item, decode_value
+
+CASES: list[dict[str, Any]] = [
+    {"S": ""},
+    {"S": "héllo ✓"},
+    {"N": "0"},
+    {"N": "-1"},
+    {"N": "1.50"},
+    {"N": "1E+5"},
+    {"N": "12345678901234567890123456789012345678"},
+    {"N": "0.000000000000000000000000000000000000000001"},
+    {"B": b""},
+    {"B": b"\x00\xff"},
+    {"BOOL": True},
+    {"BOOL": False},
+    {"NULL": True},
+    {"SS": ["a", "b"]},
+    {"NS": ["1", "2.5", "-3"]},
+    {"BS": [b"\x01", b"\x02"]},
+    {"L": []},
+    {"L": [{"S": "x"}, {"N": "1"}, {"L": [{"NULL": True}]}, {"M": {"k": {"B": b"z"}}}]},
+    {"M": {}},
+    {"M": {"a": {"M": {"b": {"SS": ["c"]}}}, "n": {"NS": ["7"]}}},
+]
+
+
+def _wire(value: Any) -> Any:
+    """The same value as DynamoDB sends it: binary as base64 text."""
+    if isinstance(value, dict):
+        return {
+            k: base64.b64encode(v).decode() if k == "B" else _wire(v) for k, v in value.items()
+        } | ({"BS": [base64.b64encode(b).decode() for b in value["BS"]]} if "BS" in value else {})
+    if isinstance(value, list):
+        return [_wire(v) for v in value]
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (Decimal('1.50') is not Decimal('1.5'))."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Decimal):
+        return str(a) == str(b)
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("value", CASES, ids=lambda v: next(iter(v)))
+def test_each_type_decodes_as_type_deserializer_does(value: dict[str, Any]) -> None:
+    expected = TypeDeserializer().deserialize(value)
+    assert _same(decode_value(value), expected)
+    assert _same(decode_value(_wire(value)), expected)
+    if "B" in value:
+        assert isinstance(decode_value(_wire(value)), Binary)
+
+
+def test_random_items_decode_as_type_deserializer_does() -> None:
+    rng = random.Random(14)
+    serializer, deserializer = TypeSerializer(), TypeDeserializer()
+
+    def value(depth: int) -> Any:
+        kind = rng.choice(["s", "n", "b", "bool", "null", "l", "m", "ss", "ns"][: 9 - 2 * depth])
+        if kind == "s":
+            return rng.choice(["", "a", "ünï", "x" * 40])
+        if kind == "n":
+            return Decimal(rng.choice(["0", "-7", "3.25", "1e10", "0.001"]))
+        if kind == "b":
+            return rng.randbytes(rng.randint(0, 8))
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "null":
+            return None
+        if kind == "l":
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        if kind == "m":
+            return {f"k{i}": value(depth + 1) for i in range(rng.randint(0, 4))}
+        if kind == "ss":
+            return {rng.choice("abcdef") for _ in range(rng.randint(1, 4))}
+        return {Decimal(rng.randint(-50, 50)) for _ in range(rng.randint(1, 4))}
+
+    for _ in range(300):
+        item = {f"a{i}": value(0) for i in range(rng.randint(1, 6))}
+        raw = {k: serializer.serialize(v) for k, v in item.items()}
+        expected = {k: deserializer.deserialize(v) for k, v in raw.items()}
+        assert _same(decode_item(raw), expected)
+        assert _same(decode_item(_wire(raw)), expected)
+
+
+@pytest.mark.parametrize("value", [{}, {"X": "1"}])
+def test_a_malformed_value_raises_type_error_as_type_deserializer_does(value: Any) -> None:
+    with pytest.raises(TypeError):
+        TypeDeserializer().deserialize(value)
+    with pytest.raises(TypeError):
+        decode_value(value)
+
+
+def test_a_number_past_38_digits_raises_as_type_deserializer_does() -> None:
+    too_precise = {"N": "1.234567890123456789012345678901234567891"}
+    with pytest.raises(Exception) as theirs:
+        TypeDeserializer().deserialize(too_precise)
+    with pytest.raises(type(theirs.value)):
+        decode_value(too_precise)
+    assert not isinstance(theirs.value, BotoCoreError)
