@@ -43,12 +43,12 @@ from .sections import (
     throughput_text,
 )
 
-__all__ = ["run"]
+__all__ = ["TABLE", "load", "prepare_environment", "run"]
 
 TABLE = "bench"
 
 
-def _prepare_environment() -> None:
+def prepare_environment() -> None:
     """The bench measures the queries of the issue as they are: the default query-cost limit
     rejects Q1 at first: 100, so it is lifted; no JWT key means every request acts as admin
     (and so gets the trace). Children inherit this."""
@@ -58,7 +58,7 @@ def _prepare_environment() -> None:
     logging.getLogger("edgewise").setLevel(logging.ERROR)
 
 
-async def _load(url: str, datasets: list[Dataset]) -> None:
+async def load(url: str, datasets: list[Dataset]) -> None:
     async with open_client(Endpoint(url)) as client:
         await create_table(client, TABLE)
         table = Table(client, TABLE)
@@ -71,7 +71,7 @@ def run(options: Options) -> None:
     """Start moto and the proxy, run every figure not skipped in an event loop, print each
     table, write RESULTS.md and the plots. moto and the proxy stop whatever happens."""
     started, load = time.monotonic(), os.getloadavg()[0]
-    _prepare_environment()
+    prepare_environment()
     options.output.mkdir(parents=True, exist_ok=True)
     say("starting moto and the metering proxy")
     with EmbeddedDynamoDB() as moto, processes.proxy(moto.url) as proxy:
@@ -105,7 +105,7 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
 
     control = ProxyControl(proxy)
     try:
-        await _load(moto, [*datasets, wide_data])
+        await load(moto, [*datasets, wide_data])
         answers = await _in_process(options, queries, memories, q1_100, wide, control, show)
         if "4" not in options.skip:
             say("figure 4: throughput against uvicorn servers")
