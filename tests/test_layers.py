@@ -1,6 +1,7 @@
-"""The engine names no model: nothing in graph/, model/ or server/ imports the shipped models
-(a model file names its hooks and its sample generator), and the demo's hooks import only the
-public hooks module, ``server.hooks``."""
+"""The house (DESIGN.md): imports run one way, ``model`` <- ``graph`` <- ``server``, with no
+circle among the modules, not even through an import made for typing only or inside a function;
+no module is over 800 lines; the engine names no model (a model file names its hooks and its
+sample generator), and the demo's hooks import only the public hooks module, ``server.hooks``."""
 
 from __future__ import annotations
 
@@ -10,15 +11,97 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+PACKAGES = ("model", "graph", "server")  # each may import only those before it
+
+
 def imported(path: Path) -> set[str]:
-    """The modules a file imports (absolute names; relative imports left out)."""
+    """The modules a file imports, anywhere in it (absolute names; relative imports left out);
+    ``from a import b`` names ``a.b`` when that is a module of this tree, else ``a``."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module)
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if _source(submodule) is not None else node.module)
     return found
+
+
+def _source(module: str) -> Path | None:
+    """The file of ``module`` in this tree, or None."""
+    base = ROOT.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _graph() -> dict[str, set[str]]:
+    """Each module of the engine's packages, and the modules of those packages it imports."""
+    modules = {
+        _module(path): path for package in PACKAGES for path in (ROOT / package).rglob("*.py")
+    }
+    return {
+        name: {other for other in imported(path) if other in modules and other != name}
+        for name, path in modules.items()
+    }
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(edges[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    assert _circles(_graph()) == []
+
+
+def test_the_circle_finder_finds_one() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(edges) == [["a", "b", "c"]]
+
+
+def test_imports_run_one_way() -> None:
+    offenders = [
+        f"{name} imports {other}"
+        for name, others in _graph().items()
+        for other in others
+        if PACKAGES.index(other.split(".")[0]) > PACKAGES.index(name.split(".")[0])
+    ]
+    assert offenders == []
 
 
 def test_no_engine_module_imports_a_model() -> None:
