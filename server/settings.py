@@ -200,7 +200,9 @@ class Settings(BaseSettings):
         str | None, Flag(REQUESTS, env_only="a secret stays off the command line")
     ] = Field(None, description="the HS256 shared secret that signs tokens")
     jwt_jwks: Annotated[str | None, Flag(REQUESTS, metavar="FILE|URL")] = Field(
-        None, description="a JWKS file or https:// URL whose keys verify tokens (RS256/ES256)"
+        None,
+        description="a JWKS file or https:// URL whose keys verify tokens (RS256/ES256; http:// "
+        "only on a loopback host)",
     )
     jwt_issuer: Annotated[str | None, Flag(REQUESTS, metavar="ISS")] = Field(
         None, description="the `iss` a token must carry"

@@ -57,16 +57,17 @@ def connection_flags(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "model")
 
 
-def engine_of(args: argparse.Namespace) -> Engine:
-    """The engine of ``--model``, and ``args.table`` filled from the model when not given; an
-    invalid model stops the command with its problems."""
+def engine_of(args: argparse.Namespace, table: bool = True) -> Engine:
+    """The engine of ``--model``, and ``args.table`` filled from the model when not given (which
+    a command that touches the table, ``table``, needs); an invalid model stops the command with
+    its problems."""
     try:
         engine = engine_for(args.model)
     except ModelError as exc:
         sys.stderr.write("\n".join(exc.lines) + "\n")
         raise SystemExit(f"edgewise {args.command}: the model {exc.source} is invalid") from None
     args.table = getattr(args, "table", None) or engine.model.table
-    if args.table is None and args.command not in ("export-schema", "check-model"):
+    if args.table is None and table:
         raise SystemExit(
             f"edgewise {args.command}: the model names no table (table.name): pass --table T "
             "or set EDGEWISE_TABLE"

@@ -18,7 +18,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    sdl = engine_of(args).schema().as_str() + "\n"
+    sdl = engine_of(args, table=False).schema().as_str() + "\n"
     if args.output:
         args.output.write_text(sdl)
     else:

@@ -22,7 +22,12 @@ CHUNK = 2000  # items handed to one batch_write
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     connection_flags(parser)
-    parser.add_argument("--demo", action="store_true", help="the demo data of the README")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        dest="sample",  # not serve's --demo setting
+        help="the demo data of the README",
+    )
     for name in ("users", "groups", "products"):
         parser.add_argument(
             f"--{name}", type=int, default=0, metavar="N", help=f"{name} to generate"
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
             f"run `edgewise seed --model {args.model}` for its sample data"
         )
     table = Table(None, args.table, layout=engine.layout)
-    if not generating or args.demo or generator is None:
+    if not generating or args.sample or generator is None:
         items = engine.sample_items(table)
     else:
         if min(counts) < 0:
