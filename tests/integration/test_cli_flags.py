@@ -63,6 +63,36 @@ def test_every_command_has_its_help(command: Command, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.startswith(f"usage: edgewise {command.name} ")
 
 
+# The flags each command had before they were generated (docs and scripts name them): a field
+# renamed in Settings would rename its flag, and this fails.
+CONNECTION = "--dynamodb --table --model"
+FLAGS = {
+    "serve": f"{CONNECTION} --host --port --demo --no-demo --data-file --production --read-only "
+    "--explain-forbidden --idempotency-ttl --cors-origin --persisted-queries "
+    "--no-persisted-queries --persisted-queries-only --deadline --connect-timeout --read-timeout "
+    "--client --subscriptions --no-subscriptions --pubsub --metrics --no-metrics --log-format "
+    "--shutdown-timeout --workers",
+    "create-table": f"{CONNECTION} --print-cloudformation",
+    "seed": f"{CONNECTION} --demo --users --groups --products --memberships --subscriptions "
+    "--random-seed",
+    "load": CONNECTION,
+    "dump": CONNECTION,
+    "rebuild": f"{CONNECTION} --field --dry-run",
+    "relay": f"{CONNECTION} --pubsub --lease-ttl",
+    "export-schema": "--model --output",
+    "check-model": CONNECTION,
+    "infer": "--dynamodb --table --sample --output",
+    "import-model": "--from --table --output",
+    "model-schema": "",
+}
+
+
+@pytest.mark.parametrize(("command", "flags"), FLAGS.items())
+def test_every_flag_of_before_is_still_there(command: str, flags: str) -> None:
+    spelled = {s for a in subparser(command)._actions for s in a.option_strings}
+    assert set(flags.split()) <= spelled
+
+
 def test_every_setting_is_described_and_flagged_or_listed_as_environment_only() -> None:
     help_text = " ".join(subparser("serve").format_help().split())  # unwrapped
     for name, field in Settings.model_fields.items():
