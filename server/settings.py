@@ -245,7 +245,7 @@ class Settings(BaseSettings):
         "stream, over WebSocket and Server-Sent Events",
     )
     subscriptions_per_connection: Annotated[int, Flag(LIVE, metavar="N")] = Field(
-        100, ge=1, description="subscriptions at once on one WebSocket"
+        100, ge=1, description="operations at once on one WebSocket connection"
     )
     subscriptions_max: Annotated[int, Flag(LIVE, metavar="N")] = Field(
         10_000, ge=1, description="subscriptions at once on this server"
