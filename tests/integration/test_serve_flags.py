@@ -11,7 +11,8 @@ import pytest
 import uvicorn
 
 from graph.errors import BadUserInput
-from server.cli import main as cli
+from server.cli import main
+from server.cli import serve as serve_command
 from server.http.cors import parse_origins
 from server.settings import Settings
 
@@ -22,14 +23,14 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     is left as pytest set it)."""
     apps: list[Any] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: apps.append(app))
-    monkeypatch.setattr(cli, "configure", lambda *args, **options: None)
+    monkeypatch.setattr(serve_command, "configure", lambda *args, **options: None)
     monkeypatch.delenv("EDGEWISE_CORS_ORIGINS", raising=False)
     monkeypatch.delenv("EDGEWISE_PERSISTED_QUERIES_ONLY", raising=False)
     return apps
 
 
 def settings_of(served: list[Any], *flags: str) -> Settings:
-    cli.main(["serve", *flags])
+    main(["serve", *flags])
     [app] = served
     settings: Settings = app.state.settings
     return settings
@@ -76,7 +77,7 @@ def test_persisted_query_flags(served: list[Any], tmp_path: Path) -> None:
 )
 def test_bad_flags_stop_serve_with_what_to_fix(served: list[Any], flags: list[str]) -> None:
     with pytest.raises(SystemExit) as raised:
-        cli.main(["serve", *flags])
+        main(["serve", *flags])
     message = str(raised.value)
     assert message.startswith("edgewise serve: --")
     assert served == []
@@ -146,7 +147,7 @@ def test_a_bad_environment_value_stops_serve_naming_it(
 ) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(SystemExit) as raised:
-        cli.main(["serve"])
+        main(["serve"])
     assert f"{name}={value!r}" in str(raised.value) and told in str(raised.value)
     assert served == []
 
@@ -162,11 +163,11 @@ def test_safe_retry_and_explain_forbidden_flags(
     assert (settings.idempotency_ttl, settings.explain_forbidden) == (3600, True)
     served.clear()
     with pytest.raises(SystemExit, match="greater than or equal to 1"):
-        cli.main(["serve", "--idempotency-ttl", "0"])
+        main(["serve", "--idempotency-ttl", "0"])
     assert served == []
 
 
 def test_explain_forbidden_is_refused_with_production(served: list[Any]) -> None:
     with pytest.raises(SystemExit, match=r"--explain-forbidden is for development.*--production"):
-        cli.main(["serve", "--production", "--explain-forbidden"])
+        main(["serve", "--production", "--explain-forbidden"])
     assert served == []

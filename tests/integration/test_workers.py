@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from graph.dynamo.embedded import free_port
-from server.cli import main as cli
+from server.cli import main
 from server.cli.workers import worker_app
 from tests.served import alive, children
 
@@ -174,11 +174,11 @@ def test_bad_workers_stop_serve_with_what_to_fix(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as raised:
-        cli.main(["serve", "--workers", "0"])
+        main(["serve", "--workers", "0"])
     assert raised.value.code == 2
     assert "use a whole number of processes, 1 or more" in capsys.readouterr().err
     for value, told in (("two", "valid integer"), ("0", "greater than or equal to 1")):
         monkeypatch.setenv("EDGEWISE_WORKERS", value)
         with pytest.raises(SystemExit) as raised:
-            cli.main(["serve"])
+            main(["serve"])
         assert f"EDGEWISE_WORKERS={value!r}" in str(raised.value) and told in str(raised.value)
