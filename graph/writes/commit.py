@@ -223,7 +223,7 @@ class Committer:
         upkeep = self.upkeep
         if upkeep is None:
             await self.commit(actions)
-        elif upkeep.size(actions, delta) <= self.room:
+        elif delta.size(actions) <= self.room:
             await self.commit(upkeep.fold(actions, delta))
         else:
             await commit_pending(upkeep, self.transact, self.commit, actions, delta)

@@ -360,7 +360,7 @@ async def take(
     for taken in range(len(removals)):
         part = parts[taken]
         trial = Delta().merge(delta).merge(part) if part is not None else delta
-        if cost(removals[: taken + 1]) + len(trial) > room:
+        if cost(removals[: taken + 1]) + trial.size() > room:
             if taken == 0:  # alone too large: its replicas are written in steps
                 return removals[:1], trial, removals[1:]
             return removals[:taken], delta, removals[taken:]
