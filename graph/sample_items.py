@@ -56,7 +56,7 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
     for item in items:
         kind = codec.node_type(item)
         if kind is not None and kind.parent_counter is not None:
-            counts[writer._parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
+            counts[writer.items.parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
     items += joined(codec, items).values()
     return [item | counts.get(codec.item_key(item), {}) for item in items]
 

@@ -29,7 +29,8 @@ from graph.keys import ItemKey, new_id
 from graph.marks import is_marked
 from graph.reads import cursor_of
 from graph.table import Item
-from graph.writes.writer import Writer, now_iso
+from graph.writes.items import now_iso
+from graph.writes.writer import Writer
 from model import EdgeType, NodeType
 from server.engine.context import ModelContext
 from server.engine.listings import EdgeValue

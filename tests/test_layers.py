@@ -1,7 +1,8 @@
 """The house (DESIGN.md): imports run one way, ``model`` <- ``graph`` <- ``server``, with no
 circle among the modules, not even through an import made for typing only or inside a function;
-no module is over 800 lines; the engine names no model (a model file names its hooks and its
-sample generator), and the demo's hooks import only the public hooks module, ``server.hooks``."""
+no module is over 800 lines; the modules of graph/writes share only public names; the engine
+names no model (a model file names its hooks and its sample generator), and the demo's hooks
+import only the public hooks module, ``server.hooks``."""
 
 from __future__ import annotations
 
@@ -104,6 +105,16 @@ def test_imports_run_one_way() -> None:
     assert offenders == []
 
 
+def test_no_module_is_over_800_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if (lines := len(path.read_text().splitlines())) > 800
+    }
+    assert long == {}
+
+
 def test_no_engine_module_imports_a_model() -> None:
     offenders = [
         f"{path.relative_to(ROOT)} imports {name}"
@@ -123,3 +134,38 @@ def test_the_demo_hooks_import_only_the_hooks_module() -> None:
         if name.split(".")[0] in ours
     }
     assert used == {"server.hooks"}
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def defined(tree: ast.Module) -> set[str]:
+    """The names a module defines: its functions, classes and methods, and what it assigns
+    (``self._x = ...`` included)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+    return found
+
+
+def test_no_module_of_graph_writes_uses_another_modules_private_name() -> None:
+    offenders = []
+    for path in sorted((ROOT / "graph" / "writes").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        own = defined(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom | ast.Import):
+                names = [alias.name.rsplit(".", 1)[-1] for alias in node.names]
+                used = [n for n in names if private(n)]
+            elif isinstance(node, ast.Attribute) and private(node.attr):
+                used = [] if node.attr in own else [node.attr]
+            else:
+                continue
+            offenders += [f"{path.relative_to(ROOT)}:{node.lineno} uses {n}" for n in used]
+    assert offenders == []

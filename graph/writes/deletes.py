@@ -25,9 +25,11 @@ from graph.keys import ItemKey
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
 from graph.table import Failure, Item
+from graph.writes.commit import Committer
+from graph.writes.items import describe
+from graph.writes.nodes import claims
 from graph.writes.replicas import Delta, Moved
 from graph.writes.transaction import MAX_ACTIONS, Action
-from graph.writes.writer import Writer
 from model import EdgeType, Model, NodeType
 
 __all__ = [
@@ -65,7 +67,7 @@ def _counted(model: Model, node: NodeType) -> bool:
 
 
 def _pack(
-    writer: Writer, removals: list[_Removal], room: int, conditioned: bool = True
+    writer: Committer, removals: list[_Removal], room: int, conditioned: bool = True
 ) -> tuple[list[Action], list[_Removal]]:
     """Deletes of as many removals as fit in ``room`` actions, with one counter update per far
     node; and the rest. ``conditioned`` (the marked delete's steps): each on the item still
@@ -87,7 +89,7 @@ def _pack(
             counts = deltas.setdefault(removal.far, {})
             counts[removal.counter] = counts.get(removal.counter, 0) - 1
     for far, counts in deltas.items():
-        update = writer._update(far, {}, adds=counts)
+        update = writer.update_action(far, {}, adds=counts)
         if conditioned:
             update.condition = f"attribute_exists({update.expr.name(writer.layout.pk)})"
             update.on_fail = _raced(far.pk)
@@ -95,7 +97,7 @@ def _pack(
     return actions, removals[taken:]
 
 
-def _delete(writer: Writer, key: ItemKey, must_have: str) -> Action:
+def _delete(writer: Committer, key: ItemKey, must_have: str) -> Action:
     """A Delete of an item that must still have ``must_have``; else it is read again."""
     action = Action("Delete", key, {"Key": writer.layout.key(key)})
     action.condition = f"attribute_exists({action.expr.name(must_have)})"
@@ -108,7 +110,7 @@ def _raced(what: str) -> Failure:
 
 
 def _unchanged(
-    writer: Writer, action: Action, node: NodeType, old: Item, counters: bool = True
+    writer: Committer, action: Action, node: NodeType, old: Item, counters: bool = True
 ) -> None:
     """Condition ``action`` on the node existing unmarked at its version, with ``counters`` as
     read (no edge or child added or removed meanwhile)."""
@@ -130,7 +132,7 @@ def _unchanged(
 
 
 async def delete_node(
-    writer: Writer, node: NodeType, key: ItemKey, max_actions: int = MAX_ACTIONS
+    writer: Committer, node: NodeType, key: ItemKey, max_actions: int = MAX_ACTIONS
 ) -> None:
     """Delete a node with its unique claims, children and edges (see the module); NOT_FOUND
     when there is none. Deleting a marked node finishes its delete."""
@@ -143,15 +145,15 @@ async def delete_node(
     for _ in range(ATTEMPTS):
         old = await writer.table.get_item(key)
         if old is None:
-            raise NotFound(f"{node.name} {writer._describe(node, key)} does not exist")
+            raise NotFound(f"{node.name} {describe(node, key)} does not exist")
         if is_marked(model, old):
             await finish_deletion(writer, node, key, max_actions)
             return
         removals = await related(writer, node, key)
-        along = writer._claims(node, key, writer.values_of(node, old), {})
+        along = claims(writer, node, key, writer.items.values_of(node, old), {})
         if node.parent_counter is not None:
-            parent = writer._parent_key(node, key)
-            along.append(writer._update(parent, {}, adds={node.parent_counter: -1}))
+            parent = writer.items.parent_key(node, key)
+            along.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))
         room = max_actions - 1 - len(along)
         if not contended and _counted(model, node) and _cost(removals) <= room:
             try:
@@ -160,7 +162,7 @@ async def delete_node(
                     delete = _delete(writer, key, writer.layout.pk)
                     _unchanged(writer, delete, node, old)
                     batch, _ = _pack(writer, taken, room)
-                    await writer._commit_delta([delete, *along, *batch], delta)
+                    await writer.commit_delta([delete, *along, *batch], delta)
                     return
             except (_Raced, Moved):
                 contended = True  # edges come and go: mark it, which they cannot race
@@ -168,10 +170,10 @@ async def delete_node(
         sets = {deletions.attribute: True, deletions.index.pk: deletions.partition}
         if deletions.index.sk is not None:
             sets[deletions.index.sk] = writer.codec.global_id(Ref(node, key))
-        mark = writer._update(key, sets)
+        mark = writer.update_action(key, sets)
         _unchanged(writer, mark, node, old, counters=False)  # what follows reads them afresh
         try:
-            await writer._commit([mark, *along])
+            await writer.commit([mark, *along])
         except _Raced:
             continue
         await finish_deletion(writer, node, key, max_actions)
@@ -180,7 +182,7 @@ async def delete_node(
 
 
 async def finish_deletion(
-    writer: Writer, node: NodeType, key: ItemKey, max_actions: int = MAX_ACTIONS
+    writer: Committer, node: NodeType, key: ItemKey, max_actions: int = MAX_ACTIONS
 ) -> None:
     """Remove a marked node's children and edges batch by batch, then the node. Safe to run
     again, and concurrently with another run."""
@@ -189,17 +191,17 @@ async def finish_deletion(
             try:
                 taken, delta, removals = await take(writer, removals, max_actions, _cost)
                 batch, _ = _pack(writer, taken, max_actions)
-                await writer._commit_delta(batch, delta)
+                await writer.commit_delta(batch, delta)
             except (_Raced, Moved):
                 break  # another run removed one of these first, or a path moved: read again
     deletions = writer.model.deletions
     assert deletions is not None
     last = _delete(writer, key, deletions.attribute)
     with contextlib.suppress(_Raced):  # another run deleted it first
-        await writer._commit([last])
+        await writer.commit([last])
 
 
-async def resume_deletions(writer: Writer) -> int:
+async def resume_deletions(writer: Committer) -> int:
     """Finish every delete left part-way; returns how many (0 without a ``deletions``
     setting)."""
     deletions = writer.model.deletions
@@ -231,7 +233,7 @@ def _cost(removals: list[_Removal]) -> int:
     return len(removals) + len({r.far for r in removals if r.far is not None})
 
 
-async def delete(writer: Writer, node: NodeType, key: ItemKey) -> None:
+async def delete(writer: Committer, node: NodeType, key: ItemKey) -> None:
     """Delete a node with its unique claims, its children and its edges in both directions,
     decrementing the counters at their far ends: one transaction, conditioned on the node's
     version and counters being as read, when it fits; else the children and edges first, in
@@ -242,7 +244,7 @@ async def delete(writer: Writer, node: NodeType, key: ItemKey) -> None:
         return
     old = await writer.table.get_item(key)
     if old is None:
-        raise NotFound(f"{node.name} {writer._describe(node, key)} does not exist")
+        raise NotFound(f"{node.name} {describe(node, key)} does not exist")
     removals = await related(writer, node, key)
     gone = NotFound(f"{node.name} {key.pk} does not exist")
 
@@ -253,7 +255,7 @@ async def delete(writer: Writer, node: NodeType, key: ItemKey) -> None:
 
     version_attr = writer.model.version_attribute
     version = int(old[version_attr]) if version_attr and version_attr in old else None
-    delete = writer._exists(key, changed, "Delete", version)
+    delete = writer.exists_action(key, changed, "Delete", version)
     for counter in node.counters(writer.model):  # no edge added or removed meanwhile
         name = delete.expr.name(counter)
         delete.condition = f"{delete.condition} AND " + (
@@ -261,28 +263,27 @@ async def delete(writer: Writer, node: NodeType, key: ItemKey) -> None:
             if counter in old
             else f"attribute_not_exists({name})"
         )
-    last = [delete, *writer._claims(node, key, writer.values_of(node, old), {})]
+    last = [delete, *claims(writer, node, key, writer.items.values_of(node, old), {})]
     if node.parent_counter is not None:
-        last.append(
-            writer._update(writer._parent_key(node, key), {}, adds={node.parent_counter: -1})
-        )
+        parent = writer.items.parent_key(node, key)
+        last.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))
     for _ in range(ATTEMPTS):
         try:
             while True:
                 taken, delta, rest = await take(writer, removals, writer.room - len(last), _cost)
                 if not rest:
                     batch, _ = _pack(writer, taken, writer.room, conditioned=False)
-                    await writer._commit_delta(last + batch, delta)
+                    await writer.commit_delta(last + batch, delta)
                     return
                 taken, delta, removals = await take(writer, removals, writer.room, _cost)
                 batch, _ = _pack(writer, taken, writer.room, conditioned=False)
-                await writer._commit_delta(batch, delta)
+                await writer.commit_delta(batch, delta)
         except Moved:
             removals = await related(writer, node, key)  # a path changed: read again
     raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
 
 
-async def related(writer: Writer, node: NodeType, key: ItemKey) -> list[_Removal]:
+async def related(writer: Committer, node: NodeType, key: ItemKey) -> list[_Removal]:
     """The node's children, and its edges at either end with the counter they hold at
     their far end."""
     found: dict[ItemKey, _Removal] = {}
@@ -332,7 +333,7 @@ async def related(writer: Writer, node: NodeType, key: ItemKey) -> list[_Removal
 
 
 async def take(
-    writer: Writer,
+    writer: Committer,
     removals: list[_Removal],
     room: int,
     cost: Callable[[list[_Removal]], int],
@@ -359,7 +360,7 @@ async def take(
     for taken in range(len(removals)):
         part = parts[taken]
         trial = Delta().merge(delta).merge(part) if part is not None else delta
-        if cost(removals[: taken + 1]) + len(trial) > room:
+        if cost(removals[: taken + 1]) + trial.size() > room:
             if taken == 0:  # alone too large: its replicas are written in steps
                 return removals[:1], trial, removals[1:]
             return removals[:taken], delta, removals[taken:]

@@ -1,7 +1,7 @@
 """Idempotency records: a client's retry of a mutation, sent with the same ``Idempotency-Key``,
 recognised across requests.
 
-A keyed request's first commit (:meth:`graph.writes.writer.Writer._commit`) carries one more item,
+A keyed request's first commit (:meth:`graph.writes.commit.Committer.commit`) carries one more item,
 the record, in the same TransactWriteItems: so the record exists if and only if the mutation
 applied. It holds the request's fingerprint (document, operation, variables), the id of the request
 that wrote it (``owner``), until when that request may still be running (``until``) and when it

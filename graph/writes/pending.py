@@ -33,6 +33,7 @@ from typing import Any
 from graph.errors import Conflict, EdgewiseError
 from graph.items import Ref
 from graph.keys import ItemKey
+from graph.reads import Branch, Listing, Reads
 from graph.table import Item, to_dynamo
 from graph.writes.replicas import (
     ABSENT,
@@ -248,8 +249,6 @@ def _ref(upkeep: Upkeep, key: ItemKey) -> Ref:
 
 async def resume_replicas(upkeep: Upkeep, send: Commit) -> int:
     """Finish every job whose lease has run out (a crash left it); returns how many."""
-    from graph.reads import Branch, Listing, Reads
-
     listing = Listing(None, (Branch(JOBS),))
     finished = 0
     for item in await Reads(upkeep.table, consistent=True).alls.load(listing):

@@ -40,7 +40,9 @@ __all__ = [
     "ABSENT",
     "CLOCK",
     "PENDING",
+    "Commit",
     "Delta",
+    "Difference",
     "Moved",
     "Upkeep",
     "clock_of",
@@ -115,11 +117,12 @@ class Delta:
             self.read.setdefault(key, item)
         return self
 
-    def __len__(self) -> int:
-        """The actions it adds to a transaction besides those on the changed edge's ends."""
-        return (
-            len(self.puts) + len(self.deletes) + len(set(self.clocks) | self.bumps | set(self.adds))
-        )
+    def size(self, actions: list[Action] | None = None) -> int:
+        """How many actions :meth:`Upkeep.fold` makes of ``actions`` and this delta: one per
+        item the delta writes or conditions on, none where an action is already on it."""
+        actions = actions or []
+        touched = self.clocks.keys() | self.bumps | self.adds.keys() | self.puts.keys()
+        return len(actions) + len((touched | self.deletes) - {a.key for a in actions})
 
 
 class Upkeep:
@@ -447,11 +450,6 @@ class Upkeep:
         return found
 
     # ---- into a transaction ----------------------------------------------------------------
-
-    def size(self, actions: list[Action], delta: Delta) -> int:
-        """How many actions :meth:`fold` makes of ``actions`` and ``delta``."""
-        touched = delta.clocks.keys() | delta.bumps | delta.adds.keys() | delta.puts.keys()
-        return len(actions) + len((touched | delta.deletes) - {a.key for a in actions})
 
     def fold(self, actions: list[Action], delta: Delta) -> list[Action]:
         """``actions`` with the delta's clocks as conditions and advances (on an action already

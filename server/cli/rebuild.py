@@ -69,11 +69,11 @@ def run(args: argparse.Namespace) -> None:
             writer = Writer(table, engine.codec)
             assert writer.upkeep is not None
             if not args.dry_run:  # work a crashed process left, first
-                await resume_replicas(writer.upkeep, writer._transact)
+                await resume_replicas(writer.upkeep, writer.transact)
             estimate = (await table.describe()).get("ItemCount") or None
             with tqdm(total=estimate, unit="items", desc="reading", file=sys.stderr) as bar:
                 items = await scan(table, progress=bar.update)
-            commit = None if args.dry_run else writer._commit
+            commit = None if args.dry_run else writer.commit
             with tqdm(unit="starts", desc="comparing", file=sys.stderr) as bar:
                 return await writer.upkeep.rebuild(replicas, items, commit, bar.update)
 

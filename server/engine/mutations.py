@@ -26,7 +26,8 @@ from graph.errors import BadUserInput, NotFound
 from graph.items import Ref
 from graph.reads import cursor_of
 from graph.writes.deletes import delete
-from graph.writes.writer import Writer, now_iso
+from graph.writes.items import now_iso
+from graph.writes.writer import Writer
 from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
 from model.compile import did_you_mean

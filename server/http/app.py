@@ -106,7 +106,7 @@ async def _resume(table: Table, engine: Engine) -> None:
         if finished:
             log.info("finished %d interrupted deletions", finished)
         if writer.upkeep is not None:
-            finished = await resume_replicas(writer.upkeep, writer._transact)
+            finished = await resume_replicas(writer.upkeep, writer.transact)
             if finished:
                 log.info("finished the replicas of %d interrupted writes", finished)
     except Exception:
