@@ -15,13 +15,11 @@ directives and introspection are never compiled."""
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
-    DocumentNode,
     FieldNode,
     GraphQLEnumType,
     GraphQLField,
@@ -41,8 +39,6 @@ from graphql.execution import Executor
 from graphql.execution.collect_fields import collect_fields, collect_subfields
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
-
-from server.engine.plan import has_directives
 
 __all__ = ["Compiled", "compile_operation"]
 
@@ -263,33 +259,13 @@ def _abstract(
     return abstract
 
 
-_COMPILED: OrderedDict[tuple[int, str | None], tuple[Compiled | None, DocumentNode]] = OrderedDict()
-_SIZE = 512
-
-
-def compile_operation(
-    schema: GraphQLSchema, document: DocumentNode, executor: Executor[Any], name: str | None
-) -> Compiled | None:
-    """The compiled query operation of ``document``, once per document and name; None when it
-    is not a query or uses what is never compiled."""
-    key = (id(document), name)
-    found = _COMPILED.get(key)
-    if found is not None:
-        _COMPILED.move_to_end(key)
-        return found[0]
-    compiled = _compile(schema, document, executor)
-    _COMPILED[key] = (compiled, document)  # the document stays referenced: its id stays its own
-    if len(_COMPILED) > _SIZE:
-        _COMPILED.popitem(last=False)
-    return compiled
-
-
-def _compile(
-    schema: GraphQLSchema, document: DocumentNode, executor: Executor[Any]
-) -> Compiled | None:
+def compile_operation(schema: GraphQLSchema, executor: Executor[Any]) -> Compiled | None:
+    """The query operation ``executor`` runs, compiled (its execution record keeps it: one
+    compilation per document and operation); None when it uses what is never compiled. The
+    caller compiles only a query without ``@skip``/``@include``."""
     operation: OperationDefinitionNode = executor.operation
     root = schema.query_type
-    if operation.operation.value != "query" or root is None or has_directives(document):
+    if operation.operation.value != "query" or root is None:
         return None
     grouped = collect_fields(
         schema, executor.fragments, executor.variable_values, root, operation

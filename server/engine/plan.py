@@ -4,18 +4,18 @@ selected connections, then the same below each page's nodes), so that every fiel
 from memory without a coroutine, a task or a dataloader ``load`` of its own.
 
 A :class:`Selection` (what one object's selection reads) is planned once per document, object
-type and field nodes, and cached while the document is (documents are parsed once per query
-text); a document with ``@skip``/``@include`` is planned per request, since variables decide its
-fields. Reads and their batching are the loaders' (:class:`graph.reads.Reads`): the prefetch only
-starts them earlier, together, so it never costs a request or a round more than resolving field
-by field would. Under access rules, each level's nodes are checked together (their checks'
+type and field nodes, and kept in the document's execution record
+(:mod:`server.engine.records`, through the request's context); a document with
+``@skip``/``@include`` is planned per request, since variables decide its fields. Reads and
+their batching are the loaders' (:class:`graph.reads.Reads`): the prefetch only starts them
+earlier, together, so it never costs a request or a round more than resolving field by field
+would. Under access rules, each level's nodes are checked together (their checks'
 reads join the wave; ``server.engine.access``), and nothing is read below a node the principal
 may not read."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +27,6 @@ from graphql import (
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLUnionType,
-    Node,
     get_named_type,
 )
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
@@ -86,10 +85,6 @@ class Selection:
         return self
 
 
-_CACHE: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
-_CACHE_SIZE = 4096
-
-
 def has_directives(document: DocumentNode) -> bool:
     def walk(node: Any) -> bool:
         if getattr(node, "directives", None):
@@ -100,48 +95,29 @@ def has_directives(document: DocumentNode) -> bool:
     return any(walk(d) for d in document.definitions)
 
 
-def _cached(key: tuple[int, ...], keep: tuple[Node, ...], build: Callable[[], Any]) -> Any:
-    """``build()`` once per key; ``keep`` (the AST nodes whose ids make the key) stays
-    referenced with the entry, so no id is reused while it is cached."""
-    found = _CACHE.get(key)
-    if found is not None:
-        _CACHE.move_to_end(key)
-        return found[0]
-    value = build()
-    _CACHE[key] = (value, keep)
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return value
-
-
-def _static(info: Info) -> bool:
-    document = info.operation  # the operation's own directives and those of its fragments
-    key = (0, id(document), *(id(f) for f in info.fragments.values()))
-    keep = (document, *info.fragments.values())
-    return not _cached(
-        key,
-        keep,
-        lambda: has_directives(DocumentNode(definitions=(document, *info.fragments.values()))),
-    )
+def _planned(info: Info, key: tuple[int, ...], build: Callable[[], Any]) -> Any:
+    """``build()`` once per key in the document's planned selections (its execution record's,
+    which keeps the document, so the ids that make the key stay its nodes')."""
+    planned = info.context.planned
+    if key in planned:
+        return planned[key]
+    found = planned[key] = build()
+    return found
 
 
 def selection(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Selection:
     """What the fields ``nodes`` select on ``object_type`` read, planned once per document."""
-    if not _static(info):
-        return _plan(info, object_type, nodes)
     key = (1, id(object_type), *(id(n) for n in nodes))
-    return _cached(key, tuple(nodes), lambda: _plan(info, object_type, nodes))  # type: ignore[no-any-return]
+    return _planned(info, key, lambda: _plan(info, object_type, nodes))  # type: ignore[no-any-return]
 
 
 def below_edges(info: Info) -> Selection | None:
     """The selection on ``node`` under the ``edges`` field being resolved, if any."""
     edge_type = get_named_type(info.return_type)
     assert isinstance(edge_type, GraphQLObjectType)
-    if not _static(info):
-        return _below(info, edge_type, list(info.field_nodes))[0]
     key = (2, id(edge_type), *(id(n) for n in info.field_nodes))
-    return _cached(  # type: ignore[no-any-return]
-        key, tuple(info.field_nodes), lambda: _below(info, edge_type, list(info.field_nodes))[0]
+    return _planned(  # type: ignore[no-any-return]
+        info, key, lambda: _below(info, edge_type, list(info.field_nodes))[0]
     )
 
 
@@ -224,11 +200,9 @@ def _below(
 def root_step(info: Info) -> Step | None:
     """The planned reads of the root field being resolved (an access pattern)."""
     definition = info.parent_type.fields[info.field_name]
-    if not _static(info):
-        return _step(info, definition, list(info.field_nodes))
     key = (3, id(definition), *(id(n) for n in info.field_nodes))
-    return _cached(  # type: ignore[no-any-return]
-        key, tuple(info.field_nodes), lambda: _step(info, definition, list(info.field_nodes))
+    return _planned(  # type: ignore[no-any-return]
+        info, key, lambda: _step(info, definition, list(info.field_nodes))
     )
 
 

@@ -15,7 +15,6 @@ from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from server.engine import engine_for
-from server.engine.compiled import compile_operation
 from server.errors import format_error
 from server.http.auth import ADMIN, Principal
 from tests.helpers import LEAN
@@ -132,10 +131,10 @@ async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[..., Run]]:
                 theirs = execute(schema._schema, parse(query), None, context, variables)
                 if not isinstance(theirs, type(ours)):
                     theirs = await theirs
-                document = schema.parsed(query)
-                executor = Executor.build(schema._schema, document, None, context, variables)
+                record = schema.record(query)  # the execution record ours ran
+                executor = Executor.build(schema._schema, record.document, None, context, variables)
                 assert not isinstance(executor, list)
-                compiled = compile_operation(schema._schema, document, executor, None)
+                compiled = record.compiled(record.operation(None), executor)
                 if compiled is None:
                     return (ours, theirs, NEVER)
                 return (ours, theirs, GAVE_UP if compiled.misses else ANSWERED)
