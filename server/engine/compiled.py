@@ -9,8 +9,10 @@ plain calls. When anything is not plain (a field whose value is still to be read
 non-null field, an error, an access check not yet decided or denied), this executor gives up
 and graphql-core runs the operation as it always does: the reads already made are in the
 request's loaders, so that costs no DynamoDB call, and errors, paths and null propagation stay
-graphql-core's. An operation that gives up twice in a row is left to graphql-core from then on;
-directives and introspection are never compiled."""
+graphql-core's. An operation that gives up twice in a row (on its data: an error, a field
+the principal may not read) is left to graphql-core from then on, but for one request in 16;
+directives, introspection, and path and hook fields (which read their own way: their kind says
+so at schema build, :mod:`server.engine.kinds`) are never compiled."""
 
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ from graphql.execution import Executor
 from graphql.execution.collect_fields import collect_fields, collect_subfields
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
+
+from server.engine.kinds import origin_of
 
 __all__ = ["Compiled", "compile_operation"]
 
@@ -153,6 +157,9 @@ def _fields(
             continue
         definition = parent.fields.get(name)
         if definition is None:  # __schema, __type
+            raise NotCompiled(name)
+        origin = origin_of(definition)
+        if origin is not None and origin.walks:  # it reads its own way: graphql-core completes it
             raise NotCompiled(name)
         f = _Field(key, definition, nodes, parent)
         f.resolve = definition.resolve or default_field_resolver

@@ -16,7 +16,8 @@ may not read."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +35,11 @@ from graphql.execution.values import get_argument_values
 
 from graph.errors import EdgewiseError
 from graph.items import Ref
-from graph.reads import UNKNOWN, PageKey
+from graph.reads import UNKNOWN, PageKey, Whole
+from graph.writes.deletes import is_marked
 from server.engine.context import AccessScope, Info, ModelContext
-from server.engine.listings import Conn, edges_for
+from server.engine.kinds import Kind, ModelField, origin_of
+from server.engine.listings import Conn, Lister, edges_for
 
 __all__ = [
     "Selection",
@@ -46,36 +49,39 @@ __all__ = [
     "prefetch",
     "root_step",
     "selection",
+    "start",
 ]
-
-KINDS = frozenset({"connection", "children", "one", "first", "sum", "ref"})
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A selected field that reads: a connection-like field (``plan`` in its extensions) or a
-    reference; ``below`` is the selection on the nodes it leads to (None: nothing below reads
-    or none is selected); ``wanted`` the field names selected on those nodes."""
+    """A selected field that reads: a connection-like field (its kind has a ``lister``), a
+    reference, or a path or hook field (its kind's ``start``); ``below`` is the selection on the
+    nodes it leads to (None: nothing below reads or none is selected); ``wanted`` the field
+    names selected on those nodes."""
 
-    definition: GraphQLField
+    definition: ModelField
     node: FieldNode
-    kind: str
-    below: Selection | None
-    wanted: frozenset[str] | None
-    page: bool = True  # a connection's page is selected (its edges or pageInfo)
+    kind: Kind
+    below: Selection | None = None
+    wanted: frozenset[str] | None = None
+    paged: bool = True  # a connection's page is selected (its edges or pageInfo)
     count: bool = False  # a connection's totalCount is selected
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
     """What one object's selection reads: its own item (a stored field is selected) and the
-    fields that lead further. Under a union, ``cases`` holds the selection of each of its
-    types (``... on`` fragments), which :meth:`of` picks for a node."""
+    fields that lead further (``steps``); ``walks``: its path and hook fields, which a root
+    lookup starts in its own wave (:func:`start`). Under a union, ``cases`` holds the
+    selection of each of its types (``... on`` fragments), which :meth:`of` picks for a
+    node."""
 
     item: bool
     steps: tuple[Step, ...]
     names: frozenset[str]
     cases: tuple[tuple[str, Selection], ...] = ()
+    walks: tuple[Step, ...] = ()
 
     def of(self, ref: Ref) -> Selection:
         """The selection on ``ref``, of the node's own type."""
@@ -136,44 +142,50 @@ def _collect(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode])
 def _plan(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Selection:
     item = False
     steps = []
+    walks = []
     names = set()
     for details in _collect(info, object_type, nodes).values():
         node = details[0].node
         names.add(node.name.value)
         definition = object_type.fields.get(node.name.value)
-        if definition is None:
+        origin = origin_of(definition)
+        if origin is None:
             continue
-        kind = (definition.extensions or {}).get("kind")
-        if kind == "value":
+        assert isinstance(definition, ModelField)
+        if origin.kind is Kind.VALUE:
             item = True
+        elif origin.walks:
+            walks.append(Step(definition, node, origin.kind))
         step = _step(info, definition, [d.node for d in details])
         if step is not None:
             steps.append(step)
-    return Selection(item, tuple(steps), frozenset(names))
+    return Selection(item, tuple(steps), frozenset(names), walks=tuple(walks))
 
 
 def _step(info: Info, definition: GraphQLField, field_nodes: list[FieldNode]) -> Step | None:
-    kind = (definition.extensions or {}).get("kind")
-    if kind not in KINDS:
+    origin = origin_of(definition)
+    if origin is None or not (origin.lister or origin.target):
         return None
+    assert isinstance(definition, ModelField)
+    kind = origin.kind
     below: Selection | None = None
     wanted = None
-    page, count = True, False
+    paged, count = True, False
     target = get_named_type(definition.type)
-    if kind in ("connection", "children"):
+    if origin.connection:
         assert isinstance(target, GraphQLObjectType)
         selected = [d.node for group in _collect(info, target, field_nodes).values() for d in group]
         named = {n.name.value for n in selected}
-        page, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
+        paged, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
         edges = [n for n in selected if n.name.value == "edges"]
         if edges:
             edge_type = get_named_type(target.fields["edges"].type)
             assert isinstance(edge_type, GraphQLObjectType)
             below, wanted = _below(info, edge_type, edges)
-    elif kind in ("one", "first", "ref") and isinstance(target, GraphQLObjectType):
+    elif kind in (Kind.ONE, Kind.FIRST, Kind.REFERENCE) and isinstance(target, GraphQLObjectType):
         below = _plan(info, target, field_nodes)
         wanted = below.names
-    return Step(definition, field_nodes[0], kind, below, wanted, page, count)
+    return Step(definition, field_nodes[0], kind, below, wanted, paged, count)
 
 
 def _below(
@@ -206,6 +218,100 @@ def root_step(info: Info) -> Step | None:
     )
 
 
+def _lister(step: Step) -> Lister:
+    lister = step.definition.origin.lister
+    assert lister is not None
+    return lister
+
+
+def start(info: Info, ref: Ref, chosen: Selection) -> Awaitable[Any] | None:
+    """The first wave of a root lookup, before its node is known to exist: start the pages of
+    ``ref``'s selected connections (``chosen``) and its path and hook fields' first loads
+    beside the read of its item, so that they cost no wave of their own; :func:`prefetch`
+    then reads the rest, level by level, from the same loaders.
+
+    Returns the read that also tells whether the node exists, when one is made: a node whose
+    first page of children is selected is read with them, in one Query of its partition (an
+    order and its items)."""
+    ctx: ModelContext = info.context
+    variables = info.variable_values
+    for step in chosen.walks:
+        first = step.definition.origin.start
+        if first is None:
+            continue
+        with contextlib.suppress(EdgewiseError, ValueError, TypeError):
+            args = get_argument_values(step.definition, step.node, variables)
+            for load in first(ctx, ref, **args):
+                _settle(load)
+    existence = None
+    for step in chosen.steps:
+        if step.kind is Kind.REFERENCE:
+            continue
+        try:
+            args = get_argument_values(step.definition, step.node, variables)
+            conn = _lister(step)(ref, args, ctx)
+        except (EdgewiseError, ValueError, TypeError):
+            continue  # the field's own resolver reports it
+        if step.kind is Kind.SUM:
+            _settle(ctx.reads.alls.load(conn.key.listing))
+            continue
+        if step.definition.origin.connection and not step.paged:
+            continue
+        if step.kind in (Kind.ONE, Kind.FIRST):
+            conn.key = PageKey(conn.key.listing, 1, None)
+        if existence is None and step.kind is Kind.CHILDREN and _whole_partition(ref, conn):
+            existence = _read_with_children(ref, conn, ctx)
+            continue
+        _settle(ctx.reads.pages.load(conn.key))
+    return existence
+
+
+def _settle(future: Awaitable[Any]) -> None:
+    """A read nobody awaits (its parent turned out null) must not log a lost exception."""
+    if isinstance(future, asyncio.Future):
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def _whole_partition(ref: Ref, conn: Conn) -> bool:
+    listing = conn.key.listing
+    return (
+        ref.type.single
+        and conn.key.after is None
+        and listing.index is None
+        and len(listing.branches) == 1
+        and listing.branches[0].partition == ref.key.pk
+        and listing.branches[0].low is None
+        and conn.node is not None
+        and listing.branches[0].prefix == conn.node.sk.literal_prefix
+    )
+
+
+def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[Any]:
+    """One Query of the node's partition: the node's item and its first children. Primes the
+    item (or its absence, when the whole partition was read) and the children's page."""
+    first = conn.key.first
+    listing = conn.key.listing
+    whole = Whole(ref.key.pk, listing.forward, first + 2)
+
+    async def read() -> None:
+        items, complete = await ctx.reads.wholes.load(whole)
+        prefix = listing.branches[0].prefix
+        children = [
+            i
+            for i in items
+            if str(i[ctx.codec.layout.sk]).startswith(prefix)
+            and not is_marked(ctx.codec.model, i)
+            and (listing.keep is None or listing.keep(i))
+        ]
+        own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
+        if own is not None or complete:
+            ctx.reads.items.prime(ref.key, own)
+        if complete or len(children) > first:
+            ctx.reads.pages.prime(conn.key, ctx.reads.page_of(listing, children, first))
+
+    return asyncio.ensure_future(read())
+
+
 async def prefetch(
     info: Info,
     level: list[tuple[Ref, Selection]],
@@ -232,7 +338,7 @@ async def prefetch(
         for ref, chosen in level:
             need_item = chosen.item
             for step in chosen.steps:
-                if step.kind == "ref":
+                if step.kind is Kind.REFERENCE:
                     need_item = True  # its target's id is in this item
                     if step.below is not None:
                         follow.append((ref, step, None))
@@ -248,7 +354,7 @@ async def prefetch(
                 if args is None:
                     continue  # the field's own resolver reports it
                 try:
-                    conn = step.definition.extensions["plan"](ref, args, ctx)
+                    conn = _lister(step)(ref, args, ctx)
                 except (EdgewiseError, ValueError, TypeError):
                     continue  # the field's own resolver reports it
                 need_item = _start(ctx, conn, step, waiting, follow, ref) or need_item
@@ -270,7 +376,9 @@ async def prefetch(
                     if known is UNKNOWN:
                         continue
                     owner.item = known
-                target = step.definition.extensions["target"](owner, info)
+                find = step.definition.origin.target
+                assert find is not None
+                target = find(owner, info)
                 if isinstance(target, list):  # a reference per element of a list
                     level += [(t, step.below) for t in target]
                     vias += [None] * len(target)
@@ -330,7 +438,7 @@ def _start(
     """Start the reads of one connection-like field; True when they need the owner's item (a
     total counted on it)."""
     reads = ctx.reads
-    if step.kind == "sum":
+    if step.kind is Kind.SUM:
         waiting.append(reads.alls.load(conn.key.listing))
         return False
     need_item = False
@@ -339,9 +447,9 @@ def _start(
             need_item = True
         else:
             waiting.append(reads.counts.load(conn.key.listing))
-    if not step.page:
+    if not step.paged:
         return need_item
-    if step.kind in ("one", "first"):
+    if step.kind in (Kind.ONE, Kind.FIRST):
         conn.key = PageKey(conn.key.listing, 1, None)
     waiting.append(reads.pages.load(conn.key))
     if step.below is not None:

@@ -42,9 +42,10 @@ DEMO = [
         None,
         ANSWERED,
     ),
-    # path fields walk their hops themselves, after the prefetch: graphql-core answers
-    ('{ user(id: "alice") { products { product { name } via { name } } } }', None, GAVE_UP),
-    ('{ user(id: "alice") { hasAccess(productId: "prod1") } }', None, GAVE_UP),
+    # path fields walk their hops themselves, after the prefetch: their kind says so, and
+    # graphql-core answers
+    ('{ user(id: "alice") { products { product { name } via { name } } } }', None, NEVER),
+    ('{ user(id: "alice") { hasAccess(productId: "prod1") } }', None, NEVER),
     ('{ user(id: "alice") { groups(first: 500) { totalCount } } }', None, GAVE_UP),  # an error
     ('{ user(id: "a#b") { name } }', None, ANSWERED),  # BAD_USER_INPUT
     ('{ node(id: "USER#alice") { id __typename ... on User { name } } }', None, ANSWERED),
