@@ -18,6 +18,7 @@ from starlette.requests import Request
 
 from graph.table import Table
 from server.engine import engine_for
+from server.engine.executor import ModelSchema
 from server.http.app import create_app
 from server.http.auth import ADMIN
 from server.settings import Settings
@@ -37,6 +38,7 @@ IN_LOOP = "graphql-core in the bench's event loop (the floor before)"
 FAKE = "ours: HTTP request in process, in-memory fake DynamoDB"
 LEAN = "ours: HTTP request in process, lean client + replay proxy (0 ms)"
 BOTOCORE_PATH = "ours: HTTP request in process, botocore client + replay proxy (0 ms)"
+COMPILED_OFF = "compiled executor off (graphql-core alone)"
 AS_USER = "as the user (a bearer token; the demo's access rules checked)"
 SECRET = "edgewise-bench-hmac-secret-0123456789abcdef0123456789abcdef"
 PADDINGS = range(0, 150, 6)  # about one 16 KiB chunk of the frame stack, in padding frames
@@ -123,13 +125,21 @@ async def measure(
     lean_user = as_user(create_app(Settings(jwt_secret=SECRET), table=lean_table), query)
     engine = engine_for("demo")
     schema, new_context = engine.schema(), engine.context_factory()
+    # the same schema with the compiled executor off: graphql-core completes every field
+    uncompiled = ModelSchema(schema.graphql_schema, compiled=False)
+    fake_uncompiled_app = create_app(table=fake_table)
+    fake_uncompiled_app.state.schema = uncompiled
+    fake_uncompiled = in_process(fake_uncompiled_app)
 
-    async def execute() -> None:
-        context = new_context(cast(Request, None), fake_table.for_request(), ADMIN)
-        result = await schema.execute(query.text, query.variables, context_value=context)
-        context.close()  # as the HTTP handler does
-        if result.errors or result.data != expected:
-            raise RuntimeError(f"ours over the fake answers differently: {result.errors}")
+    def executing(on: ModelSchema) -> Callable[[], Awaitable[None]]:
+        async def execute() -> None:
+            context = new_context(cast(Request, None), fake_table.for_request(), ADMIN)
+            result = await on.execute(query.text, query.variables, context_value=context)
+            context.close()  # as the HTTP handler does
+            if result.errors or result.data != expected:
+                raise RuntimeError(f"ours over the fake answers differently: {result.errors}")
+
+        return execute
 
     def answering(client: httpx.AsyncClient, what: str) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
@@ -158,8 +168,10 @@ async def measure(
         ),
         (f"{IN_LOOP}, sync trivial resolvers", in_loop),
         ("graphql-core, async trivial resolvers", on_async_floor),
-        ("ours: schema.execute, in-memory fake DynamoDB", execute),
+        ("ours: schema.execute, in-memory fake DynamoDB", executing(schema)),
+        (f"ours, {COMPILED_OFF}: schema.execute, in-memory fake DynamoDB", executing(uncompiled)),
         (FAKE, over_fake),
+        (f"{FAKE}, {COMPILED_OFF}", answering(fake_uncompiled, "uncompiled over the fake")),
         (f"{FAKE}, {AS_USER}", answering(fake_user, "as the user over the fake")),
         (LEAN, over_proxy),
         (f"{LEAN}, {AS_USER}", answering(lean_user, "as the user over the lean client")),
@@ -175,7 +187,7 @@ async def measure(
         say(f"CPU {cpu:7.1f} ms, {faulted:5.0f} page faults  {variant.name}")
     over_fake_profile = await profile(over_fake, 2 * iterations)
     over_botocore_profile = await profile(over_proxy, iterations // 2)
-    for client in (fake, fake_user, lean_user):
+    for client in (fake, fake_user, lean_user, fake_uncompiled):
         await client.aclose()
     return CpuResult(query, variants, over_fake_profile, over_botocore_profile, calls, timings)
 

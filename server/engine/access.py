@@ -27,7 +27,7 @@ from graph.table import Item
 from model import Model
 from model.values import Access, AccessPath, Grant, Hop
 from server.engine.context import Info, ModelContext, granted
-from server.engine.listings import EdgeValue, Listings, Plan
+from server.engine.listings import EdgeValue, Lister, Listings
 from server.errors import Forbidden
 
 __all__ = ["Rules", "Scope", "guard"]
@@ -86,12 +86,12 @@ class Rules:
         self.access = access
         self.principal = model.types[access.principal]
         self.listings = Listings(model, codec)
-        self.plans: dict[tuple[str, str], Plan] = {}  # (type, edge field) -> its listing
+        self.listers: dict[tuple[str, str], Lister] = {}  # (type, edge field) -> its listing
         for edge in model.edges.values():
             if edge.forward is not None:
-                self.plans[(edge.source, edge.forward.field)] = self.listings.forward(edge)
+                self.listers[(edge.source, edge.forward.field)] = self.listings.forward(edge)
             if edge.reverse is not None:
-                self.plans[(edge.target, edge.reverse.field)] = self.listings.reverse(edge)
+                self.listers[(edge.target, edge.reverse.field)] = self.listings.reverse(edge)
 
     def scope(self, context: ModelContext) -> Scope:
         return Scope(self, context)
@@ -124,11 +124,11 @@ class Scope:
         *before, hop = hops
         starts = await self._reached(tuple(before))
         codec, ctx = self.rules.codec, self.context
-        plan = self.rules.plans[(hop.start, hop.field)]
+        lister = self.rules.listers[(hop.start, hop.field)]
         start_type = self.rules.model.types[hop.start]
         edge = self.rules.model.edges[hop.edge]
         keys = sorted(starts, key=lambda k: (k.pk, k.sk))
-        listings = [plan(Ref(start_type, key), {"first": 0}, ctx).key.listing for key in keys]
+        listings = [lister(Ref(start_type, key), {"first": 0}, ctx).key.listing for key in keys]
         pages = await ctx.reads.alls.load_many(listings)
         out = set()
         for start, items in zip(keys, pages, strict=True):

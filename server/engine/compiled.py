@@ -9,19 +9,19 @@ plain calls. When anything is not plain (a field whose value is still to be read
 non-null field, an error, an access check not yet decided or denied), this executor gives up
 and graphql-core runs the operation as it always does: the reads already made are in the
 request's loaders, so that costs no DynamoDB call, and errors, paths and null propagation stay
-graphql-core's. An operation that gives up twice in a row is left to graphql-core from then on;
-directives and introspection are never compiled."""
+graphql-core's. An operation that gives up twice in a row (on its data: an error, a field
+the principal may not read) is left to graphql-core from then on, but for one request in 16;
+directives, introspection, and path and hook fields (which read their own way: their kind says
+so at schema build, :mod:`server.engine.kinds`) are never compiled."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
-    DocumentNode,
     FieldNode,
     GraphQLEnumType,
     GraphQLField,
@@ -42,7 +42,7 @@ from graphql.execution.collect_fields import collect_fields, collect_subfields
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path
 
-from server.engine.plan import has_directives
+from server.engine.kinds import origin_of
 
 __all__ = ["Compiled", "compile_operation"]
 
@@ -158,6 +158,9 @@ def _fields(
         definition = parent.fields.get(name)
         if definition is None:  # __schema, __type
             raise NotCompiled(name)
+        origin = origin_of(definition)
+        if origin is not None and origin.walks:  # it reads its own way: graphql-core completes it
+            raise NotCompiled(name)
         f = _Field(key, definition, nodes, parent)
         f.resolve = definition.resolve or default_field_resolver
         f.arguments = bool(definition.args)
@@ -263,33 +266,13 @@ def _abstract(
     return abstract
 
 
-_COMPILED: OrderedDict[tuple[int, str | None], tuple[Compiled | None, DocumentNode]] = OrderedDict()
-_SIZE = 512
-
-
-def compile_operation(
-    schema: GraphQLSchema, document: DocumentNode, executor: Executor[Any], name: str | None
-) -> Compiled | None:
-    """The compiled query operation of ``document``, once per document and name; None when it
-    is not a query or uses what is never compiled."""
-    key = (id(document), name)
-    found = _COMPILED.get(key)
-    if found is not None:
-        _COMPILED.move_to_end(key)
-        return found[0]
-    compiled = _compile(schema, document, executor)
-    _COMPILED[key] = (compiled, document)  # the document stays referenced: its id stays its own
-    if len(_COMPILED) > _SIZE:
-        _COMPILED.popitem(last=False)
-    return compiled
-
-
-def _compile(
-    schema: GraphQLSchema, document: DocumentNode, executor: Executor[Any]
-) -> Compiled | None:
+def compile_operation(schema: GraphQLSchema, executor: Executor[Any]) -> Compiled | None:
+    """The query operation ``executor`` runs, compiled (its execution record keeps it: one
+    compilation per document and operation); None when it uses what is never compiled. The
+    caller compiles only a query without ``@skip``/``@include``."""
     operation: OperationDefinitionNode = executor.operation
     root = schema.query_type
-    if operation.operation.value != "query" or root is None or has_directives(document):
+    if operation.operation.value != "query" or root is None:
         return None
     grouped = collect_fields(
         schema, executor.fragments, executor.variable_values, root, operation

@@ -80,6 +80,9 @@ class ModelContext:
     explain_forbidden: bool = False  # an unreadable node is FORBIDDEN, not null (development)
     # a page's edges per selection under `node`, made once (server.engine.listings.edges_for)
     edges: dict[tuple[Any, frozenset[str] | None], list[Any]] = field(default_factory=dict)
+    # the planned selections of the document (server.engine.plan), by field nodes: its
+    # execution record's (server.engine.records), or this request's own under @skip/@include
+    planned: dict[tuple[int, ...], Any] = field(default_factory=dict)
 
     @classmethod
     def for_request(

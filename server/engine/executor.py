@@ -1,115 +1,122 @@
-"""Executing a request against a model-built schema: parsing and validation cached per query
-text, operation selection, and the same result shape the HTTP layer reads from strawberry."""
+"""Executing a request against a model-built schema: each query text's execution record
+(:mod:`server.engine.records`: parsed, validated, its operation selected, compiled and planned
+once), and the same result shape the HTTP layer reads from strawberry."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any
 
 from graphql import (
-    DocumentNode,
     ExecutionResult,
     GraphQLError,
     GraphQLSchema,
     OperationDefinitionNode,
-    execute,
-    get_operation_ast,
-    parse,
+    default_field_resolver,
+    default_type_resolver,
     specified_rules,
-    validate,
 )
-from graphql.execution import Executor
+from graphql.execution.incremental.incremental_executor import IncrementalExecutor
+from graphql.execution.values import get_variable_values
 from graphql.utilities import print_type
 from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
-from server.engine.compiled import compile_operation
+from graph.errors import BadUserInput
+from server.engine.context import ModelContext
+from server.engine.records import SIZE, Record, Records
 from server.errors import log_unexpected
 
-__all__ = ["ModelSchema"]
+__all__ = ["ModelSchema", "Record"]
+
+MAX_COERCION_ERRORS = 50  # graphql-core's default
 
 
 class ModelSchema:
     """A graphql-core schema with ``execute`` and ``as_str`` as the HTTP layer and the CLI use
-    them; ``production`` turns introspection off."""
+    them, and its execution records (``record``); ``production`` turns introspection off;
+    ``compiled=False`` leaves every operation to graphql-core (the bench's comparison)."""
 
-    def __init__(self, schema: GraphQLSchema, production: bool = False) -> None:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        production: bool = False,
+        compiled: bool = True,
+        records: int = SIZE,
+    ) -> None:
         self._schema = schema
+        self.compiled = compiled
         rules = list(specified_rules)
         if production:
             rules.append(NoSchemaIntrospectionCustomRule)
+        self.record = Records(schema, rules, records)
 
-        @lru_cache(maxsize=512)
-        def parsed(query: str) -> DocumentNode | GraphQLError:
-            try:
-                return parse(query)
-            except GraphQLError as error:
-                return error
-
-        @lru_cache(maxsize=512)
-        def validated(query: str) -> tuple[GraphQLError, ...]:
-            document = parsed(query)
-            assert isinstance(document, DocumentNode)
-            return tuple(validate(schema, document, rules))
-
-        self.parsed = parsed  # shared with the limits' check (server.http.limits.check)
-        self._validated = self.validated = validated  # validated: server.http.prepare's too
+    @property
+    def graphql_schema(self) -> GraphQLSchema:
+        return self._schema
 
     async def execute(
         self,
-        query: str,
+        query: str | Record,
         variable_values: dict[str, Any] | None = None,
         context_value: Any = None,
         operation_name: str | None = None,
         allowed_operation_types: Iterable[OperationType] = (OperationType.QUERY,),
+        operation: OperationDefinitionNode | None = None,
     ) -> ExecutionResult:
-        document = self.parsed(query)
+        """Run ``operation`` of ``query`` (a text or its record), or the operation
+        ``operation_name`` selects (selected once per record and name)."""
+        record = self.record(query) if isinstance(query, str) else query
+        document = record.parsed
         if isinstance(document, GraphQLError):
             return ExecutionResult(None, [document])
-        errors = self._validated(query)
-        if errors:
-            return ExecutionResult(None, list(errors))
-        operation = get_operation_ast(document, operation_name)
-        if not isinstance(operation, OperationDefinitionNode):
-            raise CannotGetOperationTypeError(operation_name)
-        kind = OperationType(operation.operation.value)
-        if kind not in set(allowed_operation_types):
-            raise InvalidOperationTypeError(kind)
-        if kind is OperationType.QUERY:
-            data = await self._compiled(document, context_value, variable_values, operation_name)
-            if data is not None:
-                return ExecutionResult(data, None)
-        result = execute(
+        if record.errors:
+            return ExecutionResult(None, list(record.errors))
+        if operation is None:
+            try:
+                operation = record.operation(operation_name)
+            except BadUserInput:
+                raise CannotGetOperationTypeError(operation_name) from None
+        operation_type = OperationType(operation.operation.value)
+        if operation_type not in set(allowed_operation_types):
+            raise InvalidOperationTypeError(operation_type)
+        variables = get_variable_values(
             self._schema,
-            document,
-            context_value=context_value,
-            variable_values=variable_values,
-            operation_name=operation_name,
+            operation.variable_definitions or (),
+            variable_values or {},
+            max_errors=MAX_COERCION_ERRORS,
         )
+        if isinstance(variables, list):  # variables that do not coerce
+            return ExecutionResult(None, variables)
+        definitions, fragments = record.fragments
+        executor = IncrementalExecutor(
+            self._schema,
+            definitions,
+            fragments,
+            None,
+            context_value,
+            operation,
+            variables,
+            default_field_resolver,
+            default_type_resolver,
+            default_field_resolver,
+        )
+        if record.static and isinstance(context_value, ModelContext):
+            context_value.planned = record.planned  # planned once per document
+        if self.compiled and operation_type is OperationType.QUERY:
+            compiled = record.compiled(operation, executor)
+            if compiled is not None:
+                data = await compiled.run(executor)
+                if data is not None:
+                    return ExecutionResult(data, None)
+        result = executor.execute_operation()
         if inspect.isawaitable(result):
             result = await result
         assert isinstance(result, ExecutionResult)
         log_unexpected(result.errors or ())
         return result
-
-    async def _compiled(
-        self,
-        document: DocumentNode,
-        context_value: Any,
-        variable_values: dict[str, Any] | None,
-        operation_name: str | None,
-    ) -> dict[str, Any] | None:
-        """The planned executor's answer (:mod:`server.engine.compiled`), or None."""
-        executor = Executor.build(
-            self._schema, document, None, context_value, variable_values, operation_name
-        )
-        if isinstance(executor, list):  # variables that do not coerce: graphql-core says so
-            return None
-        compiled = compile_operation(self._schema, document, executor, operation_name)
-        return None if compiled is None else await compiled.run(executor)
 
     def as_str(self) -> str:
         """The SDL: every named type, sorted by name, as strawberry prints a schema."""

@@ -3,27 +3,24 @@ parents, child collections, edges in both directions, access patterns, first/sum
 lazy :class:`graph.items.Ref`; a field reads what it needs through the request's loaders, and
 reads nothing when its value is in the key or the item is already in hand.
 
-Every connection-like field has one *plan* function (node, arguments, context) -> :class:`Conn`,
-used both by its resolver and by :func:`prefetch`, which starts a root lookup's selected loads in
-the lookup's own wave."""
+Every connection-like field has one *lister* (node, arguments, context) -> :class:`Conn`, used
+both by its resolver and by the planned prefetch (:mod:`server.engine.plan`), which starts a root
+lookup's selected loads in the lookup's own wave and reads the levels below."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from graphql import GraphQLObjectType
-from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
-from graphql.execution.values import get_argument_values
 
 from graph.errors import EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
-from graph.reads import UNKNOWN, Page, PageKey, Whole
+from graph.reads import UNKNOWN, Page
 from graph.writes.deletes import is_marked
 from model import Field, NodeType
 from server.engine import plan as planned
@@ -34,8 +31,8 @@ from server.engine.listings import (
     Conn,
     EdgeValue,
     ItemNeeded,
+    Lister,
     Listings,
-    Plan,
     _node,
     _render,
     check_first,
@@ -50,13 +47,12 @@ __all__ = [
     "MAX_FIRST",
     "Conn",
     "EdgeValue",
-    "Plan",
+    "Lister",
     "Resolvers",
     "check_first",
     "lookup",
     "lookup_args",
-    "prefetch",
-]  # Conn, EdgeValue, Plan, check_first and the limits: server.engine.listings
+]  # Conn, EdgeValue, Lister, check_first and the limits: server.engine.listings
 
 log = logging.getLogger("edgewise")
 
@@ -283,25 +279,25 @@ class Resolvers(Listings):
 
     # ---- connection fields -----------------------------------------------------------------
 
-    def connection(self, plan: Plan) -> Callable[..., Any]:
+    def connection(self, lister: Lister) -> Callable[..., Any]:
         async def later(ref: Ref, info: Info, args: dict[str, Any]) -> Conn:
             await info.context.item(ref)
-            return plan(ref, args, info.context)
+            return lister(ref, args, info.context)
 
         def resolve(ref: Ref, info: Info, **args: Any) -> Any:
             try:
-                return plan(ref, args, info.context)
+                return lister(ref, args, info.context)
             except ItemNeeded:  # an `on:` pattern's placeholder is a stored field
                 return later(ref, info, args)
 
         return resolve
 
-    def root_connection(self, plan: Plan) -> Callable[..., Any]:
+    def root_connection(self, lister: Lister) -> Callable[..., Any]:
         """An access pattern at the root: its connection, with what its selection reads."""
 
         async def resolve(_root: Any, info: Info, **args: Any) -> Conn:
             ctx: ModelContext = info.context
-            conn = plan(None, args, ctx)  # type: ignore[arg-type]
+            conn = lister(None, args, ctx)  # type: ignore[arg-type]
             step = planned.root_step(info)
             if step is not None:
                 await planned.prefetch(info, [], conn, step)
@@ -309,7 +305,7 @@ class Resolvers(Listings):
 
         return resolve
 
-    def one(self, plan: Plan) -> Callable[..., Any]:
+    def one(self, lister: Lister) -> Callable[..., Any]:
         """At most one edge: its far end, or null."""
 
         async def later(conn: Conn, info: Info) -> Ref | None:
@@ -320,7 +316,7 @@ class Resolvers(Listings):
 
         def resolve(ref: Ref, info: Info) -> Any:
             ctx: ModelContext = info.context
-            conn = plan(ref, {"first": 1}, ctx)
+            conn = lister(ref, {"first": 1}, ctx)
             page = ctx.reads.known_page(conn.key)
             if page is UNKNOWN:
                 return later(conn, info)
@@ -331,12 +327,12 @@ class Resolvers(Listings):
 
         return resolve
 
-    def first(self, field: Field, plan: Plan) -> Callable[..., Any]:
-        return self.one(plan)
+    def first(self, field: Field, lister: Lister) -> Callable[..., Any]:
+        return self.one(lister)
 
-    def sum(self, field: Field, plan: Plan, summed: Field) -> Callable[..., Any]:
+    def sum(self, field: Field, lister: Lister, summed: Field) -> Callable[..., Any]:
         async def resolve(ref: Ref, info: Info) -> Any:
-            conn = plan(ref, {"first": 0}, info.context)
+            conn = lister(ref, {"first": 0}, info.context)
             items = await info.context.reads.alls.load(conn.key.listing)
             total: Any = 0
             for item in items:
@@ -442,67 +438,7 @@ def load_hook(dotted: str) -> Callable[..., Any]:
     return function
 
 
-# ---- root lookups and their prefetch -------------------------------------------------------
-
-
-def _settle(future: Awaitable[Any]) -> None:
-    """A prefetch nobody awaits (its parent turned out null) must not log a lost exception."""
-    if isinstance(future, asyncio.Future):
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())
-
-
-def prefetch(ref: Ref, info: Info) -> Awaitable[Any] | None:
-    """Start the loads of ``ref``'s selected connections (and the first loads a hook field names
-    in its function's ``prefetch(context, ref, **arguments)``) now, in the lookup's own wave.
-
-    Returns the read that also tells whether the node exists, when one is made: a node whose
-    first page of children is selected is read with them, in one Query of its partition (an
-    order and its items)."""
-    object_type = info.schema.get_type(ref.type.name)
-    assert isinstance(object_type, GraphQLObjectType)
-    fragments = {name: FragmentDetails(f) for name, f in info.fragments.items()}
-    collected = collect_subfields(
-        info.schema,
-        fragments,
-        info.variable_values,
-        info.operation,
-        object_type,
-        [FieldDetails(node, None) for node in info.field_nodes],
-    )
-    ctx: ModelContext = info.context
-    existence = None
-    for details in collected.grouped_field_set.values():
-        node = details[0].node
-        definition = object_type.fields.get(node.name.value)
-        if definition is None:
-            continue
-        plan: Plan | None = definition.extensions.get("plan")
-        start = definition.extensions.get("prefetch")  # a hook's first loads
-        if start is not None:
-            with contextlib.suppress(EdgewiseError, ValueError, TypeError):
-                args = get_argument_values(definition, node, info.variable_values)
-                for load in start(ctx, ref, **args):
-                    _settle(load)
-        if plan is None:
-            continue
-        try:
-            args = get_argument_values(definition, node, info.variable_values)
-            conn = plan(ref, args, ctx)
-        except (EdgewiseError, ValueError, TypeError):
-            continue  # the field's own resolver reports it
-        kind = definition.extensions.get("kind")
-        if kind == "sum":
-            _settle(ctx.reads.alls.load(conn.key.listing))
-            continue
-        if kind in ("connection", "children") and not _selects(node, ("edges", "pageInfo")):
-            continue
-        if kind in ("one", "first"):
-            conn.key = PageKey(conn.key.listing, 1, None)
-        if existence is None and kind == "children" and _whole_partition(ref, conn):
-            existence = _read_with_children(ref, conn, ctx)
-            continue
-        _settle(ctx.reads.pages.load(conn.key))
-    return existence
+# ---- root lookups ---------------------------------------------------------------------------
 
 
 def _node_selection(info: Info) -> frozenset[str] | None:
@@ -512,57 +448,15 @@ def _node_selection(info: Info) -> frozenset[str] | None:
     return None if below is None else below.names
 
 
-def _selects(node: Any, names: tuple[str, ...]) -> bool:
-    selections = node.selection_set.selections if node.selection_set else ()
-    return any(getattr(s, "name", None) is None or s.name.value in names for s in selections)
-
-
-def _whole_partition(ref: Ref, conn: Conn) -> bool:
-    listing = conn.key.listing
-    return (
-        ref.type.single
-        and conn.key.after is None
-        and listing.index is None
-        and len(listing.branches) == 1
-        and listing.branches[0].partition == ref.key.pk
-        and listing.branches[0].low is None
-        and conn.node is not None
-        and listing.branches[0].prefix == conn.node.sk.literal_prefix
-    )
-
-
-def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[Any]:
-    """One Query of the node's partition: the node's item and its first children. Primes the
-    item (or its absence, when the whole partition was read) and the children's page."""
-    first = conn.key.first
-    listing = conn.key.listing
-    whole = Whole(ref.key.pk, listing.forward, first + 2)
-
-    async def read() -> None:
-        items, complete = await ctx.reads.wholes.load(whole)
-        prefix = listing.branches[0].prefix
-        children = [
-            i
-            for i in items
-            if str(i[ctx.codec.layout.sk]).startswith(prefix)
-            and not is_marked(ctx.codec.model, i)
-            and (listing.keep is None or listing.keep(i))
-        ]
-        own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
-        if own is not None or complete:
-            ctx.reads.items.prime(ref.key, own)
-        if complete or len(children) > first:
-            ctx.reads.pages.prime(conn.key, ctx.reads.page_of(listing, children, first))
-
-    return asyncio.ensure_future(read())
-
-
 async def lookup(info: Info, ref: Ref | None) -> Ref | None:
     """The node at ``ref``, or None when it does not exist; its selected connections load in
     the same wave as its item."""
     if ref is None:
         return None
-    existence = prefetch(ref, info)
+    object_type = info.schema.get_type(ref.type.name)
+    assert isinstance(object_type, GraphQLObjectType)
+    chosen = planned.selection(info, object_type, info.field_nodes)
+    existence = planned.start(info, ref, chosen)  # in the same wave as the node's item
     scope = info.context.scope
     if scope is not None:
         scope.can_read(ref)  # started now: its reads join this wave
@@ -574,9 +468,7 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
             return None
     if scope is not None and await scope.hides(ref):
         return None
-    object_type = info.schema.get_type(ref.type.name)
-    assert isinstance(object_type, GraphQLObjectType)
-    await planned.prefetch(info, [(ref, planned.selection(info, object_type, info.field_nodes))])
+    await planned.prefetch(info, [(ref, chosen)])
     return ref
 
 

@@ -1,4 +1,4 @@
-"""Listings: what each connection-like field reads, as a *plan* function (node, arguments,
+"""Listings: what each connection-like field reads, as a *lister* (node, arguments,
 context) -> :class:`Conn` (child collections, edges in both directions, access patterns), and
 a page's items as edges (:func:`edges_of`). The access rules (:mod:`server.engine.access`), the
 planned prefetch (:mod:`server.engine.plan`) and the resolvers (:mod:`server.engine.fields`)
@@ -26,8 +26,8 @@ __all__ = [
     "Conn",
     "EdgeValue",
     "ItemNeeded",
+    "Lister",
     "Listings",
-    "Plan",
     "check_first",
     "edges_for",
     "edges_of",
@@ -70,7 +70,7 @@ class EdgeValue:
         return at if isinstance(at, str) else at[self.index]
 
 
-Plan = Callable[[Ref, dict[str, Any], ModelContext], Conn]
+Lister = Callable[[Ref, dict[str, Any], ModelContext], Conn]
 
 
 def check_first(first: int | None) -> int:
@@ -88,7 +88,7 @@ def _render(call: Callable[[], Any]) -> Any:
 
 
 class Listings:
-    """The plans of one model's connection-like fields."""
+    """The listers of one model's connection-like fields."""
 
     def __init__(self, model: Model, codec: Codec) -> None:
         self.model = model
@@ -105,15 +105,15 @@ class Listings:
         link = ref.type.parent.link
         return self.codec.ref(parent, {theirs: values[mine] for mine, theirs in link})
 
-    # ---- plans: what a connection reads ----------------------------------------------------
+    # ---- listers: what a connection reads ---------------------------------------------------
 
-    def children(self, child: NodeType) -> Plan:
+    def children(self, child: NodeType) -> Lister:
         assert child.parent is not None
         parent = child.parent
         forward = parent.order == "asc"
         keep = self.codec.keeps_nodes(child)
 
-        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+        def conn(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values = self.codec.key_values(ref.type, ref.key) or {}
             link = {mine: values[theirs] for mine, theirs in parent.link}
             given = _coarse_to_fine(parent.arguments, args)
@@ -124,21 +124,21 @@ class Listings:
             counter = child.parent_counter if whole else None  # a filter is counted by Query
             return Conn(_page(listing, args), ref, counter, node=child)
 
-        return plan
+        return conn
 
-    def forward(self, edge: EdgeType) -> Plan:
+    def forward(self, edge: EdgeType) -> Lister:
         counter = edge.counter("from")
         forward = edge.forward is None or edge.forward.order == "asc"
         edges_at = self.codec.edges_at
 
-        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+        def conn(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             listing = edges_at(edge, ref.key, "from", forward=forward)
             assert listing is not None
             return Conn(_page(listing, args), ref, counter, edge=edge, far="to")
 
-        return plan
+        return conn
 
-    def reverse(self, edge: EdgeType) -> Plan:
+    def reverse(self, edge: EdgeType) -> Lister:
         assert edge.reverse is not None and edge.reverse.index is not None
         index = edge.reverse.index
         counter = edge.counter("to")
@@ -148,15 +148,15 @@ class Listings:
         forward = edge.reverse.order == "asc"
         edges_at = self.codec.edges_at
 
-        def plan(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
+        def conn(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             listing = _render(lambda: edges_at(edge, ref.key, "to", index, forward))
             assert listing is not None
             listing = listing._replace(only=only)
             return Conn(_page(listing, args), ref, counter, edge=edge, far="from")
 
-        return plan
+        return conn
 
-    def query(self, query: Query) -> Plan:
+    def query(self, query: Query) -> Lister:
         results = tuple(self.model.types[t] for t in query.types or (query.type,))
         result = results[0]
         union = query.types if query.union else ()
@@ -167,7 +167,7 @@ class Listings:
         bounds = query.between or ()
         needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
 
-        def plan(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
+        def conn(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values: dict[str, Any] = dict(args)
             if ref is not None:
                 owner = self.codec.key_values(ref.type, ref.key) or {}
@@ -202,7 +202,7 @@ class Listings:
             )
             return Conn(_page(listing, args), ref, node=None if union else result, types=union)
 
-        return plan
+        return conn
 
 
 def _node(conn: Conn, item: Item, ctx: ModelContext) -> Ref:
@@ -284,7 +284,7 @@ def from_copies(
 
 
 class ItemNeeded(EdgewiseError):
-    """A connection's plan needs its owner's item, not yet read."""
+    """A connection's lister needs its owner's item, not yet read."""
 
 
 def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, Any]:

@@ -24,7 +24,8 @@ from graph.writes.replicas import holds, pending, replica_listing
 from model import EdgeType, Field
 from model.values import Hop, Walk
 from server.engine.context import Info, ModelContext
-from server.engine.fields import Plan, Resolvers
+from server.engine.fields import Resolvers
+from server.engine.listings import Lister
 
 __all__ = ["PathField", "path_resolvers"]
 
@@ -40,7 +41,7 @@ class PathField:
         self.walk: Walk = field.walk
         self.codec = resolvers.codec
         model = resolvers.model
-        self.steps: list[tuple[Hop, EdgeType | None, Plan | None]] = []
+        self.steps: list[tuple[Hop, EdgeType | None, Lister | None]] = []
         self.refs: dict[int, Callable[[Ref, Item | None], list[Ref]]] = {}
         for i, hop in enumerate(self.walk.hops):
             if hop.ref:  # the nodes a reference field's value names
@@ -49,14 +50,14 @@ class PathField:
                 self.steps.append((hop, None, None))
                 continue
             edge = model.edges[hop.edge]
-            plan = resolvers.forward(edge) if hop.far == "to" else resolvers.reverse(edge)
-            self.steps.append((hop, edge, plan))
+            lister = resolvers.forward(edge) if hop.far == "to" else resolvers.reverse(edge)
+            self.steps.append((hop, edge, lister))
         self.target = model.types[self.walk.target]
 
     @staticmethod
-    def _listing(plan: Plan | None, ref: Ref, ctx: ModelContext) -> Listing:
-        assert plan is not None
-        return plan(ref, {"first": 0}, ctx).key.listing
+    def _listing(lister: Lister | None, ref: Ref, ctx: ModelContext) -> Listing:
+        assert lister is not None
+        return lister(ref, {"first": 0}, ctx).key.listing
 
     def start(self, ctx: ModelContext, ref: Ref, **args: Any) -> list[Awaitable[Any]]:
         """The first hop's read, for a root lookup to start with its own."""
@@ -86,13 +87,13 @@ class PathField:
         where, last = self.walk.where, len(self.steps) - 1
         level: Reached = {start.key: start}
         through: Through = {start.key: {}}
-        for i, (hop, edge, plan) in enumerate(self.steps[:hops]):
+        for i, (hop, edge, lister) in enumerate(self.steps[:hops]):
             nodes = list(level.values())
             if hop.ref:  # each node's item names the nodes of this hop
                 found = await ctx.reads.items.load_many([n.key for n in nodes])
                 fars = [self.refs[i](n, item) for n, item in zip(nodes, found, strict=True)]
             else:
-                listings = [self._listing(plan, n, ctx) for n in nodes]
+                listings = [self._listing(lister, n, ctx) for n in nodes]
                 pages = await ctx.reads.alls.load_many(listings)
                 fars = [
                     self._ends(edge, hop, items, now, where if i == last else None)
@@ -265,6 +266,6 @@ class PathField:
 def path_resolvers(
     resolvers: Resolvers, field: Field
 ) -> tuple[Callable[..., Awaitable[Any]], Callable[..., list[Awaitable[Any]]]]:
-    """A path field's resolver and its ``prefetch`` (see :func:`server.engine.fields.prefetch`)."""
+    """A path field's resolver and its first loads (see :func:`server.engine.plan.start`)."""
     path = PathField(resolvers, field)
     return path.resolve, path.start

@@ -4,19 +4,20 @@ selected connections, then the same below each page's nodes), so that every fiel
 from memory without a coroutine, a task or a dataloader ``load`` of its own.
 
 A :class:`Selection` (what one object's selection reads) is planned once per document, object
-type and field nodes, and cached while the document is (documents are parsed once per query
-text); a document with ``@skip``/``@include`` is planned per request, since variables decide its
-fields. Reads and their batching are the loaders' (:class:`graph.reads.Reads`): the prefetch only
-starts them earlier, together, so it never costs a request or a round more than resolving field
-by field would. Under access rules, each level's nodes are checked together (their checks'
+type and field nodes, and kept in the document's execution record
+(:mod:`server.engine.records`, through the request's context); a document with
+``@skip``/``@include`` is planned per request, since variables decide its fields. Reads and
+their batching are the loaders' (:class:`graph.reads.Reads`): the prefetch only starts them
+earlier, together, so it never costs a request or a round more than resolving field by field
+would. Under access rules, each level's nodes are checked together (their checks'
 reads join the wave; ``server.engine.access``), and nothing is read below a node the principal
 may not read."""
 
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
-from collections.abc import Callable
+import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,6 @@ from graphql import (
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLUnionType,
-    Node,
     get_named_type,
 )
 from graphql.execution.collect_fields import FieldDetails, FragmentDetails, collect_subfields
@@ -35,9 +35,11 @@ from graphql.execution.values import get_argument_values
 
 from graph.errors import EdgewiseError
 from graph.items import Ref
-from graph.reads import UNKNOWN, PageKey
+from graph.reads import UNKNOWN, PageKey, Whole
+from graph.writes.deletes import is_marked
 from server.engine.context import AccessScope, Info, ModelContext
-from server.engine.listings import Conn, edges_for
+from server.engine.kinds import Kind, ModelField, origin_of
+from server.engine.listings import Conn, Lister, edges_for
 
 __all__ = [
     "Selection",
@@ -47,36 +49,39 @@ __all__ = [
     "prefetch",
     "root_step",
     "selection",
+    "start",
 ]
-
-KINDS = frozenset({"connection", "children", "one", "first", "sum", "ref"})
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A selected field that reads: a connection-like field (``plan`` in its extensions) or a
-    reference; ``below`` is the selection on the nodes it leads to (None: nothing below reads
-    or none is selected); ``wanted`` the field names selected on those nodes."""
+    """A selected field that reads: a connection-like field (its kind has a ``lister``), a
+    reference, or a path or hook field (its kind's ``start``); ``below`` is the selection on the
+    nodes it leads to (None: nothing below reads or none is selected); ``wanted`` the field
+    names selected on those nodes."""
 
-    definition: GraphQLField
+    definition: ModelField
     node: FieldNode
-    kind: str
-    below: Selection | None
-    wanted: frozenset[str] | None
-    page: bool = True  # a connection's page is selected (its edges or pageInfo)
+    kind: Kind
+    below: Selection | None = None
+    wanted: frozenset[str] | None = None
+    paged: bool = True  # a connection's page is selected (its edges or pageInfo)
     count: bool = False  # a connection's totalCount is selected
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
     """What one object's selection reads: its own item (a stored field is selected) and the
-    fields that lead further. Under a union, ``cases`` holds the selection of each of its
-    types (``... on`` fragments), which :meth:`of` picks for a node."""
+    fields that lead further (``steps``); ``walks``: its path and hook fields, which a root
+    lookup starts in its own wave (:func:`start`). Under a union, ``cases`` holds the
+    selection of each of its types (``... on`` fragments), which :meth:`of` picks for a
+    node."""
 
     item: bool
     steps: tuple[Step, ...]
     names: frozenset[str]
     cases: tuple[tuple[str, Selection], ...] = ()
+    walks: tuple[Step, ...] = ()
 
     def of(self, ref: Ref) -> Selection:
         """The selection on ``ref``, of the node's own type."""
@@ -84,10 +89,6 @@ class Selection:
             if name == ref.type.name:
                 return case
         return self
-
-
-_CACHE: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
-_CACHE_SIZE = 4096
 
 
 def has_directives(document: DocumentNode) -> bool:
@@ -100,48 +101,29 @@ def has_directives(document: DocumentNode) -> bool:
     return any(walk(d) for d in document.definitions)
 
 
-def _cached(key: tuple[int, ...], keep: tuple[Node, ...], build: Callable[[], Any]) -> Any:
-    """``build()`` once per key; ``keep`` (the AST nodes whose ids make the key) stays
-    referenced with the entry, so no id is reused while it is cached."""
-    found = _CACHE.get(key)
-    if found is not None:
-        _CACHE.move_to_end(key)
-        return found[0]
-    value = build()
-    _CACHE[key] = (value, keep)
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return value
-
-
-def _static(info: Info) -> bool:
-    document = info.operation  # the operation's own directives and those of its fragments
-    key = (0, id(document), *(id(f) for f in info.fragments.values()))
-    keep = (document, *info.fragments.values())
-    return not _cached(
-        key,
-        keep,
-        lambda: has_directives(DocumentNode(definitions=(document, *info.fragments.values()))),
-    )
+def _planned(info: Info, key: tuple[int, ...], build: Callable[[], Any]) -> Any:
+    """``build()`` once per key in the document's planned selections (its execution record's,
+    which keeps the document, so the ids that make the key stay its nodes')."""
+    planned = info.context.planned
+    if key in planned:
+        return planned[key]
+    found = planned[key] = build()
+    return found
 
 
 def selection(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Selection:
     """What the fields ``nodes`` select on ``object_type`` read, planned once per document."""
-    if not _static(info):
-        return _plan(info, object_type, nodes)
     key = (1, id(object_type), *(id(n) for n in nodes))
-    return _cached(key, tuple(nodes), lambda: _plan(info, object_type, nodes))  # type: ignore[no-any-return]
+    return _planned(info, key, lambda: _plan(info, object_type, nodes))  # type: ignore[no-any-return]
 
 
 def below_edges(info: Info) -> Selection | None:
     """The selection on ``node`` under the ``edges`` field being resolved, if any."""
     edge_type = get_named_type(info.return_type)
     assert isinstance(edge_type, GraphQLObjectType)
-    if not _static(info):
-        return _below(info, edge_type, list(info.field_nodes))[0]
     key = (2, id(edge_type), *(id(n) for n in info.field_nodes))
-    return _cached(  # type: ignore[no-any-return]
-        key, tuple(info.field_nodes), lambda: _below(info, edge_type, list(info.field_nodes))[0]
+    return _planned(  # type: ignore[no-any-return]
+        info, key, lambda: _below(info, edge_type, list(info.field_nodes))[0]
     )
 
 
@@ -160,44 +142,50 @@ def _collect(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode])
 def _plan(info: Info, object_type: GraphQLObjectType, nodes: list[FieldNode]) -> Selection:
     item = False
     steps = []
+    walks = []
     names = set()
     for details in _collect(info, object_type, nodes).values():
         node = details[0].node
         names.add(node.name.value)
         definition = object_type.fields.get(node.name.value)
-        if definition is None:
+        origin = origin_of(definition)
+        if origin is None:
             continue
-        kind = (definition.extensions or {}).get("kind")
-        if kind == "value":
+        assert isinstance(definition, ModelField)
+        if origin.kind is Kind.VALUE:
             item = True
+        elif origin.walks:
+            walks.append(Step(definition, node, origin.kind))
         step = _step(info, definition, [d.node for d in details])
         if step is not None:
             steps.append(step)
-    return Selection(item, tuple(steps), frozenset(names))
+    return Selection(item, tuple(steps), frozenset(names), walks=tuple(walks))
 
 
 def _step(info: Info, definition: GraphQLField, field_nodes: list[FieldNode]) -> Step | None:
-    kind = (definition.extensions or {}).get("kind")
-    if kind not in KINDS:
+    origin = origin_of(definition)
+    if origin is None or not (origin.lister or origin.target):
         return None
+    assert isinstance(definition, ModelField)
+    kind = origin.kind
     below: Selection | None = None
     wanted = None
-    page, count = True, False
+    paged, count = True, False
     target = get_named_type(definition.type)
-    if kind in ("connection", "children"):
+    if origin.connection:
         assert isinstance(target, GraphQLObjectType)
         selected = [d.node for group in _collect(info, target, field_nodes).values() for d in group]
         named = {n.name.value for n in selected}
-        page, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
+        paged, count = bool(named & {"edges", "pageInfo"}), "totalCount" in named
         edges = [n for n in selected if n.name.value == "edges"]
         if edges:
             edge_type = get_named_type(target.fields["edges"].type)
             assert isinstance(edge_type, GraphQLObjectType)
             below, wanted = _below(info, edge_type, edges)
-    elif kind in ("one", "first", "ref") and isinstance(target, GraphQLObjectType):
+    elif kind in (Kind.ONE, Kind.FIRST, Kind.REFERENCE) and isinstance(target, GraphQLObjectType):
         below = _plan(info, target, field_nodes)
         wanted = below.names
-    return Step(definition, field_nodes[0], kind, below, wanted, page, count)
+    return Step(definition, field_nodes[0], kind, below, wanted, paged, count)
 
 
 def _below(
@@ -224,12 +212,104 @@ def _below(
 def root_step(info: Info) -> Step | None:
     """The planned reads of the root field being resolved (an access pattern)."""
     definition = info.parent_type.fields[info.field_name]
-    if not _static(info):
-        return _step(info, definition, list(info.field_nodes))
     key = (3, id(definition), *(id(n) for n in info.field_nodes))
-    return _cached(  # type: ignore[no-any-return]
-        key, tuple(info.field_nodes), lambda: _step(info, definition, list(info.field_nodes))
+    return _planned(  # type: ignore[no-any-return]
+        info, key, lambda: _step(info, definition, list(info.field_nodes))
     )
+
+
+def _lister(step: Step) -> Lister:
+    lister = step.definition.origin.lister
+    assert lister is not None
+    return lister
+
+
+def start(info: Info, ref: Ref, chosen: Selection) -> Awaitable[Any] | None:
+    """The first wave of a root lookup, before its node is known to exist: start the pages of
+    ``ref``'s selected connections (``chosen``) and its path and hook fields' first loads
+    beside the read of its item, so that they cost no wave of their own; :func:`prefetch`
+    then reads the rest, level by level, from the same loaders.
+
+    Returns the read that also tells whether the node exists, when one is made: a node whose
+    first page of children is selected is read with them, in one Query of its partition (an
+    order and its items)."""
+    ctx: ModelContext = info.context
+    variables = info.variable_values
+    for step in chosen.walks:
+        first = step.definition.origin.start
+        if first is None:
+            continue
+        with contextlib.suppress(EdgewiseError, ValueError, TypeError):
+            args = get_argument_values(step.definition, step.node, variables)
+            for load in first(ctx, ref, **args):
+                _settle(load)
+    existence = None
+    for step in chosen.steps:
+        if step.kind is Kind.REFERENCE:
+            continue
+        try:
+            args = get_argument_values(step.definition, step.node, variables)
+            conn = _lister(step)(ref, args, ctx)
+        except (EdgewiseError, ValueError, TypeError):
+            continue  # the field's own resolver reports it
+        if step.kind is Kind.SUM:
+            _settle(ctx.reads.alls.load(conn.key.listing))
+            continue
+        if step.definition.origin.connection and not step.paged:
+            continue
+        if step.kind in (Kind.ONE, Kind.FIRST):
+            conn.key = PageKey(conn.key.listing, 1, None)
+        if existence is None and step.kind is Kind.CHILDREN and _whole_partition(ref, conn):
+            existence = _read_with_children(ref, conn, ctx)
+            continue
+        _settle(ctx.reads.pages.load(conn.key))
+    return existence
+
+
+def _settle(future: Awaitable[Any]) -> None:
+    """A read nobody awaits (its parent turned out null) must not log a lost exception."""
+    if isinstance(future, asyncio.Future):
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
+def _whole_partition(ref: Ref, conn: Conn) -> bool:
+    listing = conn.key.listing
+    return (
+        ref.type.single
+        and conn.key.after is None
+        and listing.index is None
+        and len(listing.branches) == 1
+        and listing.branches[0].partition == ref.key.pk
+        and listing.branches[0].low is None
+        and conn.node is not None
+        and listing.branches[0].prefix == conn.node.sk.literal_prefix
+    )
+
+
+def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[Any]:
+    """One Query of the node's partition: the node's item and its first children. Primes the
+    item (or its absence, when the whole partition was read) and the children's page."""
+    first = conn.key.first
+    listing = conn.key.listing
+    whole = Whole(ref.key.pk, listing.forward, first + 2)
+
+    async def read() -> None:
+        items, complete = await ctx.reads.wholes.load(whole)
+        prefix = listing.branches[0].prefix
+        children = [
+            i
+            for i in items
+            if str(i[ctx.codec.layout.sk]).startswith(prefix)
+            and not is_marked(ctx.codec.model, i)
+            and (listing.keep is None or listing.keep(i))
+        ]
+        own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
+        if own is not None or complete:
+            ctx.reads.items.prime(ref.key, own)
+        if complete or len(children) > first:
+            ctx.reads.pages.prime(conn.key, ctx.reads.page_of(listing, children, first))
+
+    return asyncio.ensure_future(read())
 
 
 async def prefetch(
@@ -258,7 +338,7 @@ async def prefetch(
         for ref, chosen in level:
             need_item = chosen.item
             for step in chosen.steps:
-                if step.kind == "ref":
+                if step.kind is Kind.REFERENCE:
                     need_item = True  # its target's id is in this item
                     if step.below is not None:
                         follow.append((ref, step, None))
@@ -274,7 +354,7 @@ async def prefetch(
                 if args is None:
                     continue  # the field's own resolver reports it
                 try:
-                    conn = step.definition.extensions["plan"](ref, args, ctx)
+                    conn = _lister(step)(ref, args, ctx)
                 except (EdgewiseError, ValueError, TypeError):
                     continue  # the field's own resolver reports it
                 need_item = _start(ctx, conn, step, waiting, follow, ref) or need_item
@@ -296,7 +376,9 @@ async def prefetch(
                     if known is UNKNOWN:
                         continue
                     owner.item = known
-                target = step.definition.extensions["target"](owner, info)
+                find = step.definition.origin.target
+                assert find is not None
+                target = find(owner, info)
                 if isinstance(target, list):  # a reference per element of a list
                     level += [(t, step.below) for t in target]
                     vias += [None] * len(target)
@@ -356,7 +438,7 @@ def _start(
     """Start the reads of one connection-like field; True when they need the owner's item (a
     total counted on it)."""
     reads = ctx.reads
-    if step.kind == "sum":
+    if step.kind is Kind.SUM:
         waiting.append(reads.alls.load(conn.key.listing))
         return False
     need_item = False
@@ -365,9 +447,9 @@ def _start(
             need_item = True
         else:
             waiting.append(reads.counts.load(conn.key.listing))
-    if not step.page:
+    if not step.paged:
         return need_item
-    if step.kind in ("one", "first"):
+    if step.kind in (Kind.ONE, Kind.FIRST):
         conn.key = PageKey(conn.key.listing, 1, None)
     waiting.append(reads.pages.load(conn.key))
     if step.below is not None:

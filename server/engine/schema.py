@@ -32,8 +32,10 @@ from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
-from server.engine.fields import Plan, Resolvers, exposed, load_hook, lookup, lookup_args
+from server.engine.fields import Lister, Resolvers, exposed, load_hook, lookup, lookup_args
+from server.engine.kinds import Kind, ModelField, Origin
 from server.engine.mutations import key_type, mutation_type
+from server.engine.paths import path_resolvers
 from server.engine.scalars import BUILT_IN
 
 __all__ = ["build_schema"]
@@ -193,9 +195,12 @@ class _Builder:
         )
 
     def edge_connection(self, edge: EdgeType, end: EdgeEnd, far: str) -> GraphQLObjectType:
-        extra = {
-            name: GraphQLField(
-                self.output(f.type), resolve=self.r.edge_field(f), description=f.description
+        extra: dict[str, GraphQLField] = {
+            name: ModelField(
+                Origin(Kind.EDGE_VALUE),
+                self.output(f.type),
+                resolve=self.r.edge_field(f),
+                description=f.description,
             )
             for name, f in edge.fields.items()
         }
@@ -229,21 +234,23 @@ class _Builder:
             out["after"] = GraphQLArgument(GraphQLString, description=AFTER)
         return out
 
-    def planned(
+    def listed(
         self,
         type_: GraphQLOutputType,
-        plan: Plan,
-        kind: str,
+        lister: Lister,
+        kind: Kind,
         args: dict[str, GraphQLArgument],
         description: str | None,
         resolve: Any = None,
-    ) -> GraphQLField:
-        return GraphQLField(
+    ) -> ModelField:
+        """A connection-like field: what it lists, and its resolver (by default a
+        connection's)."""
+        return ModelField(
+            Origin(kind, lister),
             type_,
             args,
-            resolve or self.r.connection(plan),
-            description=description,
-            extensions={"plan": plan, "kind": kind},
+            resolve or self.r.connection(lister),
+            description,
         )
 
     # ---- node types ------------------------------------------------------------------------
@@ -251,34 +258,42 @@ class _Builder:
     def fields_of(self, node: NodeType) -> dict[str, GraphQLField]:
         r, model = self.r, self.model
         if node.node:
-            out = {
-                "id": GraphQLField(
-                    GraphQLNonNull(GraphQLID), resolve=r.global_id, description="The global id."
+            out: dict[str, GraphQLField] = {
+                "id": ModelField(
+                    Origin(Kind.ID),
+                    GraphQLNonNull(GraphQLID),
+                    resolve=r.global_id,
+                    description="The global id.",
                 )
             }
         else:  # not a Node: its id is the bare key value
             bare = Field("id", TypeRef("ID", True), "id", "key")
-            out = {"id": GraphQLField(GraphQLNonNull(GraphQLID), resolve=r.key_value(bare))}
-        plans: dict[str, Plan] = {}
+            out = {
+                "id": ModelField(
+                    Origin(Kind.KEY), GraphQLNonNull(GraphQLID), resolve=r.key_value(bare)
+                )
+            }
+        listers: dict[str, Lister] = {}
         for child in model.types.values():
             if child.parent is not None and child.parent.type == node.name:
-                plans[child.parent.collection] = r.children(child)
+                listers[child.parent.collection] = r.children(child)
         for query in model.queries.values():
             if query.on == node.name:
-                plans[query.field] = r.query(query)
+                listers[query.field] = r.query(query)
         for name, f in node.fields.items():
-            out[name] = self.field(node, f, plans)
+            out[name] = self.field(node, f, listers)
         if model.version_attribute is not None:
             version = Field("version", TypeRef("Int", True), model.version_attribute)
-            out["version"] = GraphQLField(
+            out["version"] = ModelField(
+                Origin(Kind.VALUE),
                 GraphQLNonNull(GraphQLInt),
                 resolve=r.value(version),
                 description="Optimistic-locking version.",
-                extensions={"kind": "value"},
             )
         if node.parent is not None:
             parent = node.parent
-            out[parent.field] = GraphQLField(
+            out[parent.field] = ModelField(
+                Origin(Kind.PARENT),
                 GraphQLNonNull(self.objects[parent.type]),
                 resolve=r.parent(node),
                 description=f"The {parent.type} this belongs to.",
@@ -286,10 +301,10 @@ class _Builder:
         for child in model.types.values():
             if child.parent is not None and child.parent.type == node.name:
                 pairs = [(a, child.fields[a].type.nullable()) for a in child.parent.arguments]
-                out[child.parent.collection] = self.planned(
+                out[child.parent.collection] = self.listed(
                     GraphQLNonNull(self.node_connection(child)),
-                    plans[child.parent.collection],
-                    "children",
+                    listers[child.parent.collection],
+                    Kind.CHILDREN,
                     self.args(pairs),
                     child.parent.description,
                 )
@@ -304,10 +319,10 @@ class _Builder:
                 )
         for query in model.queries.values():
             if query.on == node.name:
-                out[query.field] = self.planned(
+                out[query.field] = self.listed(
                     GraphQLNonNull(self.query_connection(query)),
-                    plans[query.field],
-                    "connection",
+                    listers[query.field],
+                    Kind.PATTERN,
                     self.args(query.arguments),
                     query.description,
                 )
@@ -315,62 +330,42 @@ class _Builder:
             return {name: out[name] for name in node.expose}
         return out
 
-    def edge(self, edge: EdgeType, end: EdgeEnd, plan: Plan, far: str) -> GraphQLField:
+    def edge(self, edge: EdgeType, end: EdgeEnd, lister: Lister, far: str) -> GraphQLField:
         if end.one:
-            return self.planned(
-                self.objects[far], plan, "one", {}, end.description, resolve=self.r.one(plan)
+            return self.listed(
+                self.objects[far], lister, Kind.ONE, {}, end.description, self.r.one(lister)
             )
         conn = self.edge_connection(edge, end, far)
-        return self.planned(
-            GraphQLNonNull(conn), plan, "connection", self.args(()), end.description
-        )
+        return self.listed(GraphQLNonNull(conn), lister, Kind.EDGES, self.args(()), end.description)
 
-    def field(self, node: NodeType, f: Field, plans: dict[str, Plan]) -> GraphQLField:
+    def field(self, node: NodeType, f: Field, listers: dict[str, Lister]) -> GraphQLField:
+        """A node type's field of the model, by its kind."""
         r = self.r
         type_ = self.output(f.type)
+        args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
         if f.kind == "key":
-            resolve = r.key_value(f)
-        elif f.kind == "ref":
-            target = r.reference_target(f, node)
-            return GraphQLField(
-                type_,
-                resolve=r.reference(f, node),
-                description=f.description,
-                extensions={"kind": "ref", "target": target},
-            )
-        elif f.kind == "first":
-            plan = plans[f.collection or ""]
-            return self.planned(type_, plan, "first", {}, f.description, resolve=r.first(f, plan))
-        elif f.kind == "hook":
-            args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
-            start = getattr(load_hook(f.hook or ""), "prefetch", None)
-            return GraphQLField(
-                type_,
-                args,
-                r.hook(f),
-                description=f.description,
-                extensions={"prefetch": start} if start else None,
-            )
-        elif f.kind == "path":  # a transitive path: server.engine.paths
-            from server.engine.paths import path_resolvers
-
+            return ModelField(Origin(Kind.KEY), type_, None, r.key_value(f), f.description)
+        if f.kind == "ref":
+            origin = Origin(Kind.REFERENCE, target=r.reference_target(f, node))
+            return ModelField(origin, type_, None, r.reference(f, node), f.description)
+        if f.kind == "first":
+            lister = listers[f.collection or ""]
+            return self.listed(type_, lister, Kind.FIRST, {}, f.description, r.first(f, lister))
+        if f.kind == "hook":
+            start = getattr(load_hook(f.hook or ""), "prefetch", None)  # its first loads
+            origin = Origin(Kind.HOOK, start=start)
+            return ModelField(origin, type_, args, r.hook(f), f.description)
+        if f.kind == "path":  # a transitive path: server.engine.paths
             resolve, start = path_resolvers(r, f)
-            args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
-            return GraphQLField(
-                type_, args, resolve, description=f.description, extensions={"prefetch": start}
-            )
-        elif f.kind == "sum":
-            plan = plans[f.collection or ""]
+            origin = Origin(Kind.PATH, start=start)
+            return ModelField(origin, type_, args, resolve, f.description)
+        if f.kind == "sum":
+            lister = listers[f.collection or ""]
             child = self._collection_type(node, f.collection or "")
             summed = child.fields[f.summed or ""]
-            return self.planned(
-                type_, plan, "sum", {}, f.description, resolve=r.sum(f, plan, summed)
-            )
-        else:
-            return GraphQLField(
-                type_, resolve=r.value(f), description=f.description, extensions={"kind": "value"}
-            )
-        return GraphQLField(type_, resolve=resolve, description=f.description)
+            resolve = r.sum(f, lister, summed)
+            return self.listed(type_, lister, Kind.SUM, {}, f.description, resolve)
+        return ModelField(Origin(Kind.VALUE), type_, None, r.value(f), f.description)
 
     def _collection_type(self, node: NodeType, collection: str) -> NodeType:
         for child in self.model.types.values():
@@ -409,13 +404,15 @@ class _Builder:
     def root_fields(self) -> dict[str, GraphQLField]:
         codec, r = self.codec, self.r
         fields: dict[str, GraphQLField] = {
-            "node": GraphQLField(
+            "node": ModelField(
+                Origin(Kind.LOOKUP),
                 self.node,
                 {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))},
                 resolve=lambda _root, info, id: lookup(info, codec.from_global_id(id)),
                 description="Any node by its global id.",
             ),
-            "nodes": GraphQLField(
+            "nodes": ModelField(
+                Origin(Kind.LOOKUP),
                 GraphQLNonNull(GraphQLList(self.node)),
                 {"ids": GraphQLArgument(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLID))))},
                 resolve=lambda _root, info, ids: [
@@ -431,7 +428,8 @@ class _Builder:
                 args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
             else:
                 args = self.args([(k, key_type(node, k)) for k in node.key_fields], paged=False)
-            fields[node.names["lookup"]] = GraphQLField(
+            fields[node.names["lookup"]] = ModelField(
+                Origin(Kind.LOOKUP),
                 self.objects[node.name],
                 args,
                 resolve=lambda _root, info, node=node, **a: lookup(
@@ -442,7 +440,8 @@ class _Builder:
             for field in node.fields.values():
                 if field.unique is not None:
                     name = f"{node.names['lookup']}By{upper_first(field.name)}"
-                    fields[name] = GraphQLField(
+                    fields[name] = ModelField(
+                        Origin(Kind.LOOKUP),
                         self.objects[node.name],
                         {field.name: GraphQLArgument(self.input(TypeRef(field.type.name, True)))},
                         resolve=partial(self.r.by_unique, node, field),
@@ -455,13 +454,14 @@ class _Builder:
                     )
         for query in self.model.queries.values():
             if query.on is None:
-                plan = r.query(query)
-                fields[query.field] = GraphQLField(
+                lister = r.query(query)
+                fields[query.field] = self.listed(
                     GraphQLNonNull(self.query_connection(query)),
+                    lister,
+                    Kind.PATTERN,
                     self.args(query.arguments),
-                    resolve=r.root_connection(plan),
-                    extensions={"plan": plan, "kind": "connection"},
-                    description=query.description,
+                    query.description,
+                    r.root_connection(lister),
                 )
         return exposed(fields, self.model.expose.get("Query"))
 

@@ -41,7 +41,6 @@ from server.http import playground
 from server.http.auth import Authenticator
 from server.http.idempotent import Answer, keyed_request, recorded, settle
 from server.http.limits import Limits, check
-from server.http.operations import select_operation
 from server.http.persisted import PersistedQueries
 from server.http.prepare import bad_params
 from server.http.sse import EVENT_STREAM, event_stream
@@ -280,9 +279,10 @@ async def _graphql(request: Request) -> Response:
     query: str = params["query"]
     variables: dict[str, Any] | None = params.get("variables")
     schema: ModelSchema = state.schema
+    record = schema.record(query)  # parsed, validated and planned once per query text
     try:
-        document = check(schema._schema, query, variables, limits, schema.parsed)
-        operation = select_operation(document, params.get("operationName"))
+        check(schema.graphql_schema, record, variables, limits)
+        operation = record.operation(params.get("operationName"))
         keyed = None
         if request.method == "POST" and operation.operation == GraphQLOperation.MUTATION:
             ttl, deadline = settings.idempotency_ttl, state.table.policy.deadline
@@ -300,11 +300,12 @@ async def _graphql(request: Request) -> Response:
             return _send(reply, replayed, context.table.trace if traced else None)
         with idempotency.keyed(keyed):
             result = await schema.execute(
-                query,
+                record,
                 variable_values=variables,
                 context_value=context,
                 operation_name=params.get("operationName"),
                 allowed_operation_types=allowed,
+                operation=operation,
             )
     except InvalidOperationTypeError as exc:
         if exc.operation_type is OperationType.SUBSCRIPTION:

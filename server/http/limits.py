@@ -8,9 +8,7 @@ each spread the previous one twice is measured in linear time instead of being e
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from graphql import (
@@ -36,6 +34,7 @@ from graphql.type.definition import GraphQLInterfaceType, GraphQLObjectType
 from graphql.type.introspection import SchemaMetaFieldDef, TypeMetaFieldDef, TypeNameMetaFieldDef
 
 from graph.errors import BadUserInput
+from server.engine.records import Record
 from server.errors import QueryTooComplex
 
 __all__ = ["Limits", "check"]
@@ -79,7 +78,6 @@ class _Summary:
         )
 
 
-@lru_cache(maxsize=512)
 def _count_tokens(source: str, limit: int) -> int:
     """Tokens in ``source``, counting stops a little past ``limit``."""
     lexer = Lexer(Source(source))
@@ -188,18 +186,15 @@ class _Analysis:
 
 
 def check(
-    schema: GraphQLSchema,
-    query: str,
-    variables: dict[str, Any] | None,
-    limits: Limits,
-    parsed: Callable[[str], DocumentNode | GraphQLError],
+    schema: GraphQLSchema, record: Record, variables: dict[str, Any] | None, limits: Limits
 ) -> DocumentNode:
-    """Parse ``query`` with ``parsed`` (the schema's cached parse, ``ModelSchema.parsed``) and
-    enforce ``limits``; raises ``QueryTooComplex`` naming the limit."""
-    tokens = _count_tokens(query, limits.tokens)
+    """Enforce ``limits`` on ``record``'s document (its tokens counted before it is parsed, both
+    once per record); raises ``QueryTooComplex`` naming the limit, ``BadUserInput`` for a syntax
+    error."""
+    tokens = record.tokens(limits.tokens, _count_tokens)
     if tokens > limits.tokens:
         raise QueryTooComplex(f"tokens is at least {tokens}, over the limit of {limits.tokens}")
-    document = parsed(query)
+    document = record.parsed
     if isinstance(document, GraphQLError):
         if "nested too deeply" in document.message:  # the parser's own depth guard
             raise QueryTooComplex(

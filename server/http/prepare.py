@@ -1,5 +1,6 @@
 """A streamed operation (WebSocket or Server-Sent Events) made ready to run, with the rules of a
-request by HTTP: persisted queries, parameters, limits, operation selection and validation.
+request by HTTP: persisted queries, parameters, limits, operation selection and validation,
+all on the query text's one execution record (:mod:`server.engine.records`).
 
 A subscription runs as a live query: its operation, turned into the same query (the Subscription
 type's root fields are Query's), is executed now and again when what it read changes
@@ -10,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graphql import GraphQLError, OperationDefinitionNode, OperationType
+from graphql import OperationDefinitionNode, OperationType
 
 from graph.errors import EdgewiseError
 from server.engine.executor import ModelSchema
+from server.engine.records import Record
 from server.errors import code_of, format_error
 from server.http.limits import Limits, check
-from server.http.operations import select_operation
 from server.http.persisted import PersistedQueries
 
 __all__ = ["Prepared", "Refused", "bad_params", "prepare"]
@@ -32,12 +33,14 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Prepared:
-    """``query`` is what executes: for a subscription, its operation as a query."""
+    """``record`` and ``operation`` are what executes: for a subscription, its operation as a
+    query (:meth:`server.engine.records.Record.as_query`)."""
 
-    query: str
+    record: Record
+    operation: OperationDefinitionNode
     variables: dict[str, Any] | None
     operation_name: str | None
-    kind: OperationType
+    operation_type: OperationType
     register: str | None = None  # a persisted query's hash, to remember once it ran
     source: str = ""  # the document as the client sent it (what a persisted hash names)
 
@@ -61,20 +64,6 @@ def _refused(exc: EdgewiseError) -> Refused:
     return Refused([{"message": str(exc), "extensions": {"code": code_of(exc)}}])
 
 
-def as_query(query: str, operation: OperationDefinitionNode) -> str:
-    """The text with ``operation``'s ``subscription`` keyword made ``query`` (padded to the same
-    length, so every error's line and column are the client's)."""
-    assert operation.loc is not None
-    start = operation.loc.start
-    keyword = OperationType.SUBSCRIPTION.value
-    assert query[start : start + len(keyword)] == keyword
-    return (
-        query[:start]
-        + OperationType.QUERY.value.ljust(len(keyword))
-        + query[start + len(keyword) :]
-    )
-
-
 def prepare(
     params: dict[str, Any], schema: ModelSchema, limits: Limits, persisted: PersistedQueries
 ) -> Prepared:
@@ -88,15 +77,16 @@ def prepare(
     query: str = params["query"]
     variables: dict[str, Any] | None = params.get("variables")
     name: str | None = params.get("operationName")
+    record = schema.record(query)  # parsed, validated and planned once per query text
     try:
-        document = check(schema._schema, query, variables, limits, schema.parsed)
-        operation = select_operation(document, name)
+        check(schema.graphql_schema, record, variables, limits)
+        operation = record.operation(name)
     except EdgewiseError as exc:
         raise _refused(exc) from None
-    errors: tuple[GraphQLError, ...] = schema.validated(query)
-    if errors:
-        raise Refused([format_error(e) for e in errors])
-    kind = operation.operation
-    if kind is OperationType.SUBSCRIPTION:
-        query = as_query(query, operation)
-    return Prepared(query, variables, name, kind, register, params["query"])
+    if record.errors:
+        raise Refused([format_error(e) for e in record.errors])
+    operation_type = operation.operation
+    if operation_type is OperationType.SUBSCRIPTION:
+        record = record.as_query(operation)
+        operation = record.operation(name)
+    return Prepared(record, operation, variables, name, operation_type, register, query)

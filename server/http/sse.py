@@ -82,7 +82,7 @@ async def event_stream(request: Request, principal: Principal, params: dict[str,
         prepared = prepare(params, state.schema, state.limits, state.persisted)
     except Refused as refused:
         return _json({"errors": refused.errors}, 400)
-    if request.method == "GET" and prepared.kind is OperationType.MUTATION:
+    if request.method == "GET" and prepared.operation_type is OperationType.MUTATION:
         error = {"message": "mutations are sent with POST", "extensions": {"code": CODE}}
         response = _json({"errors": [error]}, 405)
         response.headers["Allow"] = "POST"

@@ -41,16 +41,17 @@ async def answers(
     or mutation's one answer, or a subscription's, the first at once and then each that
     differs. Raises :class:`Refused` before the first when it cannot run."""
     metrics: Metrics | None = state.metrics
-    if prepared.kind is not GraphQLOperationType.SUBSCRIPTION:
+    if prepared.operation_type is not GraphQLOperationType.SUBSCRIPTION:
         allowed = (OperationType.QUERY, OperationType.MUTATION)
         context = state.make_context(None, state.table, principal)
         try:
             result = await state.schema.execute(
-                prepared.query,
+                prepared.record,
                 variable_values=prepared.variables,
                 context_value=context,
                 operation_name=prepared.operation_name,
                 allowed_operation_types=allowed,
+                operation=prepared.operation,
             )
         finally:
             context.close()

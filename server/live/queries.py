@@ -231,7 +231,7 @@ class Hub:
         comes at once (the shared live query's last, or a new execution's)."""
         await self._ready()
         variables = json.dumps(prepared.variables or {}, sort_keys=True, separators=(",", ":"))
-        key = (prepared.query, variables, prepared.operation_name, principal)
+        key = (prepared.source, variables, prepared.operation_name, principal)
         live = self.lives.get(key)
         if live is None:
             live = self.lives[key] = LiveQuery(key, prepared, principal)
@@ -354,11 +354,12 @@ class Hub:
         context = self.make_context(None, self._sharing, live.principal, watched)
         try:
             result = await self.schema.execute(
-                live.prepared.query,
+                live.prepared.record,
                 variable_values=live.prepared.variables,
                 context_value=context,
                 operation_name=live.prepared.operation_name,
                 allowed_operation_types=(OperationType.QUERY,),
+                operation=live.prepared.operation,
             )
             answer = answer_of(result, self.production)
         except Exception:
