@@ -130,7 +130,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.versus", description=__doc__)
     parser.add_argument("rev", help="the commit to compare with, e.g. HEAD~5 or a hash")
     parser.add_argument("--rounds", type=int, default=9, help="rounds per query (default 9)")
-    parser.add_argument("--requests", type=int, default=100, help="requests per batch (default 100)")
+    parser.add_argument(
+        "--requests", type=int, default=100, help="requests per batch (default 100)"
+    )
     parser.add_argument("--fanout", type=int, default=100, help="the dataset's fan-out")
     parser.add_argument("--output", type=Path, default=RESULTS, help="where VERSUS.md goes")
     args = parser.parse_args()
