@@ -575,7 +575,7 @@ def _create_table(args: argparse.Namespace) -> None:
 
     async def run() -> bool:
         async with open_client(_endpoint(args), lean=_lean(args)) as client:
-            return await create_table(client, args.table, layout=layout)
+            return await create_table(client.control, args.table, layout=layout)
 
     created = asyncio.run(run())
     print(f"table {args.table!r} {'created' if created else 'already exists'} and ACTIVE")
@@ -677,7 +677,8 @@ def _check_model(args: argparse.Namespace) -> None:
 
         async def describe() -> list[str]:
             async with open_client(_endpoint(args), lean=_lean(args)) as client:
-                return disagreements(engine.layout, await Table(client, name).describe())
+                table = Table(client, name, layout=engine.layout)
+                return disagreements(engine.layout, await table.describe())
 
         found = asyncio.run(describe())
         if found:
@@ -687,7 +688,7 @@ def _check_model(args: argparse.Namespace) -> None:
 
 
 def _infer(args: argparse.Namespace) -> None:
-    from graph.sample import Sample, describe, sample
+    from graph.sample import UNKEYED, Sample, describe, sample
     from model.infer import InferError, infer, table_info
 
     if not args.table or args.dynamodb == "embedded":
@@ -698,7 +699,7 @@ def _infer(args: argparse.Namespace) -> None:
 
     async def run() -> tuple[dict[str, Any], Sample]:
         async with open_client(endpoint, lean=_lean(args)) as client:
-            table = Table(client, args.table)
+            table = Table(client, args.table, layout=UNKEYED)
             described = await describe(table)
             total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate
             with tqdm(total=total, unit="items", desc="sampling", file=sys.stderr) as bar:
