@@ -2,7 +2,7 @@
 
 Per call (µs of this process's CPU), for a Query of 5 items and a BatchGetItem of 100 items:
 
-- ``botocore (today)``: aioboto3's client as ``graph.dynamo.client.open_client`` opens it, its items
+- ``botocore (today)``: aioboto3's client behind ``graph.dynamo.boto.BotocoreClient``, its items
   decoded by boto3's TypeDeserializer (what ``from_dynamo`` was);
 - ``botocore + decoder``: the same client, items decoded by ``graph.dynamo.values``;
 - ``lean``: ``graph.dynamo.wire.LeanClient`` and ``graph.dynamo.values``;
@@ -32,12 +32,13 @@ import orjson
 from aiohttp import web
 from boto3.dynamodb.types import TypeDeserializer
 
+from bench.demo import DEMO_LAYOUT
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.dynamo.transport import Pool
 from graph.dynamo.values import decode_item
 from graph.keys import ItemKey
-from graph.table import DEMO_LAYOUT, Table
+from graph.table import Table
 
 __all__ = ["main", "measure"]
 
@@ -82,11 +83,11 @@ async def _record() -> dict[str, bytes]:
     items = [dict(item, PK="USER#u0") if i < 5 else item for i, item in enumerate(ITEMS)]
     with EmbeddedDynamoDB() as moto:
         async with open_client(Endpoint(moto.url), lean=True) as client:
-            await create_table(client, "graph")
-            await Table(client, "graph").batch_write(items)
+            await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+            await Table(client, "graph", layout=DEMO_LAYOUT).batch_write(items)
             answers = {}
             for operation, params in CALLS.values():
-                parsed = await client.send(operation, params)
+                parsed = await client.send(operation, params)  # type: ignore[attr-defined]
                 parsed.pop("ResponseMetadata")
                 answers[operation] = orjson.dumps(parsed)
     assert len(orjson.loads(answers["Query"])["Items"]) == 5
@@ -146,7 +147,7 @@ async def measure(url: str, calls: int, repeats: int, paths: set[str]) -> dict[s
                 async def call(
                     method: Any = method, params: Any = params, today: bool = today
                 ) -> Any:
-                    response = await method(**params)
+                    response = await method(params)
                     if today:
                         return [
                             {k: deserializer.deserialize(v) for k, v in raw.items()}

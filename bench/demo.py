@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from graph.keys import ItemKey
+from graph.table import Layout
 
 __all__ = [
+    "DEMO_LAYOUT",
     "HAS_MEMBER",
     "MEMBER_OF",
     "SUBSCRIBES_TO",
@@ -24,6 +26,10 @@ __all__ = [
     "parse_global_id",
     "parse_id",
 ]
+
+
+# The demo's table: PK and SK, the inverted index (SK, PK) and gsi2 (GSI2PK, GSI2SK).
+DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})
 
 
 class NodeType(enum.Enum):

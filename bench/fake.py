@@ -1,5 +1,5 @@
-"""An in-memory stand-in for the aioboto3 DynamoDB client (``batch_get_item`` and ``query``
-only), answering in DynamoDB's wire shapes from items held in memory: it takes DynamoDB and
+"""An in-memory stand-in for a DynamoDB data plane (``batch_get_item`` and ``query`` only),
+answering in DynamoDB's wire shapes from items held in memory: it takes DynamoDB and
 botocore out of a CPU measurement of the server."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bench.demo import DEMO_LAYOUT
 from graph.keys import ItemKey
-from graph.table import DEMO_LAYOUT, to_dynamo
+from graph.table import to_dynamo
 
 from .memory import Memory
 
@@ -22,14 +23,14 @@ class FakeDynamoDB:
         self.memory = memory
         self.raw = {key: to_dynamo(item) for key, item in memory.items.items()}
 
-    async def batch_get_item(self, RequestItems: dict[str, Any], **_: Any) -> dict[str, Any]:
+    async def batch_get_item(self, params: dict[str, Any]) -> dict[str, Any]:
         responses = {}
-        for table, request in RequestItems.items():
+        for table, request in params["RequestItems"].items():
             keys = (ItemKey(k["PK"]["S"], k["SK"]["S"]) for k in request["Keys"])
             responses[table] = [self.raw[k] for k in keys if k in self.raw]
         return {"Responses": responses, "UnprocessedKeys": {}}
 
-    async def query(self, **params: Any) -> dict[str, Any]:
+    async def query(self, params: dict[str, Any]) -> dict[str, Any]:
         index = params.get("IndexName")
         values = params["ExpressionAttributeValues"]
         condition = params["KeyConditionExpression"]  # `pk = :a [AND begins_with(sk, :b)]`

@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 
+from bench.demo import DEMO_LAYOUT
 from graph.bulk import load
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.table import Table, to_dynamo
@@ -62,13 +63,13 @@ def _write(path: Path, data: list[dict[str, Any]]) -> None:
 
 async def _ours(url: str, path: Path, count: int, setup: str) -> BulkResult:
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, "bulk-ours")
-        target = Table(client, "bulk-ours")
+        await create_table(client.control, "bulk-ours", layout=DEMO_LAYOUT)
+        target = Table(client, "bulk-ours", layout=DEMO_LAYOUT)
         started = time.perf_counter()
         written = await load(target, path)
         seconds = time.perf_counter() - started
         calls = target.trace.operations["BatchWriteItem"]
-        await client.delete_table(TableName="bulk-ours")
+        await client.control.delete_table(dict(TableName="bulk-ours"))
     if written != count:
         raise RuntimeError(f"edgewise load wrote {written} items, not {count}")
     return BulkResult("edgewise load (graph.bulk.load)", setup, written, seconds, calls)
@@ -108,7 +109,7 @@ async def _pair(url: str, data: list[dict[str, Any]], setup: str) -> list[BulkRe
         ours = await _ours(url, path, len(data), setup)
     say(f"bulk, {setup}: edgewise load {ours.rate:.0f} items/s, {ours.calls} calls; boto3 ...")
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, "bulk-boto3")
+        await create_table(client.control, "bulk-boto3", layout=DEMO_LAYOUT)
     theirs = await asyncio.to_thread(_boto3, url, data, setup)
     say(f"bulk, {setup}: boto3 batch_writer {theirs.rate:.0f} items/s, {theirs.calls} calls")
     return [ours, theirs]

@@ -16,6 +16,7 @@ import jwt
 from starlette.applications import Starlette
 from starlette.requests import Request
 
+from bench.demo import DEMO_LAYOUT
 from graph.table import Table
 from server.engine import engine_for
 from server.engine.executor import ModelSchema
@@ -119,7 +120,7 @@ async def measure(
             raise RuntimeError(f"the floor answers differently: {answer.errors}")
     timings = sweep(floor, query.text, query.variables, PADDINGS, runs=2)
     padding = fewest_faults(timings).padding
-    fake_table = Table(FakeDynamoDB(memory), "bench")
+    fake_table = Table(FakeDynamoDB(memory), "bench", layout=DEMO_LAYOUT)
     fake = in_process(create_app(table=fake_table))
     fake_user = as_user(create_app(Settings(jwt_secret=SECRET), table=fake_table), query)
     lean_user = as_user(create_app(Settings(jwt_secret=SECRET), table=lean_table), query)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.demo import DEMO_LAYOUT
 from graph.table import Table
 from server.http.app import create_app
 
@@ -53,7 +54,9 @@ async def measure(
     """Each query's paths taken in turn, ``iterations`` times after 2 warm-ups."""
     rows = []
     for query, memory in queries:
-        fake = in_process(create_app(table=Table(FakeDynamoDB(memory), "bench")))
+        fake = in_process(
+            create_app(table=Table(FakeDynamoDB(memory), "bench", layout=DEMO_LAYOUT))
+        )
         first = await send(lean, query)
         floor = Floor(memory)
         padding = fewest_faults(sweep(floor, query.text, query.variables, range(0, 150, 12), 1))

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.demo import DEMO_LAYOUT
 from bench.markdown import table as markdown_table
 from bench.report import Section
 from graph.dynamo.client import Endpoint, create_table, open_client
@@ -100,8 +101,8 @@ async def measure(moto: str, counts: tuple[int, ...] = COUNTS, rounds: int = ROU
     """Every case on the moto server at ``moto``, in a new table of the demo data."""
     rows = []
     async with open_client(Endpoint(moto)) as client:
-        await create_table(client, TABLE)
-        table = Table(client, TABLE)
+        await create_table(client.control, TABLE, layout=DEMO_LAYOUT)
+        table = Table(client, TABLE, layout=DEMO_LAYOUT)
         await table.batch_write(demo_items())
         app = create_app(Settings(subscriptions_max=100_000), table=table)
         async with serve(app) as url:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from bench.demo import DEMO_LAYOUT
 from graph.keys import ItemKey
-from graph.table import DEMO_LAYOUT, Item
+from graph.table import Item
 
 __all__ = ["Memory"]
 

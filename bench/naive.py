@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bench.demo import DEMO_LAYOUT
 from graph.dynamo.client import Endpoint, open_client
 from graph.keys import ItemKey
 from graph.table import Item, Table, from_dynamo
@@ -53,19 +54,65 @@ Info = strawberry.Info[NaiveContext, None]
 async def get_item(info: Info, key: ItemKey) -> Item | None:
     """One GetItem."""
     table = info.context.table
-    response = await table.call(
-        "GetItem", TableName=table.name, Key=table.layout.key(key), ReturnConsumedCapacity="TOTAL"
-    )
+    params = {"TableName": table.name, "Key": table.layout.key(key)}
+    params["ReturnConsumedCapacity"] = "TOTAL"
+    response = await table.call("GetItem", table.client.get_item, params)
     return from_dynamo(response["Item"]) if "Item" in response else None
+
+
+async def query_page(
+    table: Table,
+    partition: str,
+    prefix: str | None,
+    *,
+    index: str | None = None,
+    limit: int | None = None,
+    after: dict[str, Any] | None = None,
+) -> tuple[list[Item], dict[str, Any] | None]:
+    """One Query page of the items in ``partition`` whose sort key begins with ``prefix``
+    (every item of the partition when ``prefix`` is None), and its LastEvaluatedKey."""
+    hash_attr, range_attr = table.layout.keys(index)
+    params: dict[str, Any] = {
+        "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
+        "ExpressionAttributeNames": {"#h": hash_attr, "#r": range_attr},
+        "ExpressionAttributeValues": {":h": {"S": partition}, ":r": {"S": prefix}},
+    }
+    if prefix is None:
+        params["KeyConditionExpression"] = "#h = :h"
+        params["ExpressionAttributeNames"] = {"#h": hash_attr}
+        params["ExpressionAttributeValues"] = {":h": {"S": partition}}
+    if index:
+        params["IndexName"] = index
+    if limit is not None:
+        params["Limit"] = limit
+    if after is not None:
+        params["ExclusiveStartKey"] = after
+    items, last, _ = await table.query(**params)
+    return items, last
+
+
+async def query_all(
+    table: Table, partition: str, prefix: str | None, *, index: str | None = None
+) -> list[Item]:
+    """Every item of a Query, following its pages."""
+    items: list[Item] = []
+    after = None
+    while True:
+        page, after = await query_page(table, partition, prefix, index=index, after=after)
+        items.extend(page)
+        if after is None:
+            return items
 
 
 async def edge_page(info: Info, edges: Edges, first: int | None) -> list[Item]:
     """One Query of ``first`` edges (all of them when ``first`` is None)."""
     table = info.context.table
     if first is None:
-        return await table.query_all(str(edges.node), edges.prefix, index=edges.index)
-    page = await table.query_page(str(edges.node), edges.prefix, index=edges.index, limit=first)
-    return page.items
+        return await query_all(table, str(edges.node), edges.prefix, index=edges.index)
+    items, _ = await query_page(
+        table, str(edges.node), edges.prefix, index=edges.index, limit=first
+    )
+    return items
 
 
 @strawberry.interface(name="Node")
@@ -266,7 +313,7 @@ def create_naive_app(table: Table | None = None, endpoint: str = "", name: str =
             yield
             return
         async with open_client(Endpoint(endpoint)) as client:
-            app.state.table = Table(client, name)
+            app.state.table = Table(client, name, layout=DEMO_LAYOUT)
             yield
 
     async def graphql(request: Request) -> Response:

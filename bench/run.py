@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.demo import DEMO_LAYOUT
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import RetryPolicy, Table
@@ -60,8 +61,8 @@ def prepare_environment() -> None:
 
 async def load(url: str, datasets: list[Dataset]) -> None:
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, TABLE)
-        table = Table(client, TABLE)
+        await create_table(client.control, TABLE, layout=DEMO_LAYOUT)
+        table = Table(client, TABLE, layout=DEMO_LAYOUT)
         for data in datasets:
             await table.batch_write(data.items)
     say(f"loaded {sum(len(d.items) for d in datasets)} items: fan-outs {FANOUTS} and Q1@100x10")
@@ -207,9 +208,11 @@ async def _in_process(
         # a long deadline: on a loaded machine moto answers the naive server's hundreds of
         # calls slowly, and the bench measures rather than fails
         patient = RetryPolicy(deadline=120)
-        lean = Table(client, TABLE, patient)
+        lean = Table(client, TABLE, patient, layout=DEMO_LAYOUT)
         ours = in_process(create_app(table=lean))
-        naive = in_process(create_naive_app(table=Table(client, TABLE, patient)))
+        naive = in_process(
+            create_naive_app(table=Table(client, TABLE, patient, layout=DEMO_LAYOUT))
+        )
         try:
             # the in-process client runs no lifespan: settle the collector as serving does
             with settled_garbage_collector():
@@ -227,7 +230,9 @@ async def _in_process(
                     plots.latency_plot(timed, options.output / "latency.png")
                 async with (
                     open_client(Endpoint(control.url), lean=False) as botocore,
-                    in_process(create_app(table=Table(botocore, TABLE, patient))) as today,
+                    in_process(
+                        create_app(table=Table(botocore, TABLE, patient, layout=DEMO_LAYOUT))
+                    ) as today,
                 ):
                     if "3" not in options.skip:
                         say("figure 3: server CPU for Q1 at fan-out 100")

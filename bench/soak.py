@@ -35,6 +35,7 @@ from typing import Any
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector
 
+from bench.demo import DEMO_LAYOUT
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
@@ -133,8 +134,8 @@ def fault_proxy(upstream: str, faults: Faults) -> Iterator[FaultProxy]:
 async def seed(url: str) -> int:
     """Create the table; write the demo data and the generated graph."""
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, TABLE)
-        table = Table(client, TABLE)
+        await create_table(client.control, TABLE, layout=DEMO_LAYOUT)
+        table = Table(client, TABLE, layout=DEMO_LAYOUT)
         items = [*demo_items(), *generated_items(USERS, GROUPS, PRODUCTS, 3, 3, seed=6)]
         return int(await table.batch_write(items))
 

@@ -53,7 +53,7 @@ async def served(
         names = {name: f"{prefix}-{i}" for i, name in enumerate(engines)}
         async with open_client(Endpoint(moto)) as client:
             for name, engine in engines.items():
-                await create_table(client, names[name], layout=engine.layout)
+                await create_table(client.control, names[name], layout=engine.layout)
                 table = Table(client, names[name], layout=engine.layout)
                 for sample in samples:
                     await table.batch_write(build_items(Writer(table, engine.codec), sample, AT))

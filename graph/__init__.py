@@ -2,7 +2,7 @@
 
 from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
 from graph.keys import ItemKey
-from graph.table import Item, Page, RetryPolicy, Table, Trace
+from graph.table import Item, RetryPolicy, Table, Trace
 
 __all__ = [
     "BadUserInput",
@@ -11,7 +11,6 @@ __all__ = [
     "Item",
     "ItemKey",
     "NotFound",
-    "Page",
     "RetryPolicy",
     "Table",
     "Trace",

@@ -33,7 +33,7 @@ from typing import IO, Any
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
 from graph.errors import BadUserInput
-from graph.table import DEMO_LAYOUT, Layout, Table, from_dynamo
+from graph.table import Layout, Table, from_dynamo
 from graph.writes.idempotency import is_record
 
 __all__ = ["dump", "load", "scan", "validate"]
@@ -146,10 +146,10 @@ def _items(path: str | os.PathLike[str], layout: Layout) -> Iterator[tuple[int, 
 def _key_text(value: dict[str, Any]) -> Any:
     """A key value to compare (numbers by value: ``1`` and ``1.0`` are one key)."""
     [(kind, inner)] = value.items()
-    return Layout().text(Decimal(inner)) if kind == "N" else inner
+    return Layout.text(Decimal(inner)) if kind == "N" else inner
 
 
-def validate(path: str | os.PathLike[str], layout: Layout = DEMO_LAYOUT) -> int:
+def validate(path: str | os.PathLike[str], layout: Layout) -> int:
     """Check the whole file, streaming it; return how many items it holds.
 
     Raises :class:`~graph.errors.BadUserInput` naming the first bad line and what is wrong with
@@ -208,8 +208,8 @@ def _line(item: dict[str, Any]) -> str:
 
 
 async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[list[dict[str, Any]]]:
-    """One segment of a parallel, strongly consistent Scan, page by page (DynamoDB JSON),
-    idempotency records left out."""
+    """One segment of a parallel, strongly consistent Scan (the control plane's, under the
+    table's retries), page by page (DynamoDB JSON), idempotency records left out."""
     params: dict[str, Any] = {
         "TableName": table.name,
         "Segment": segment,
@@ -218,12 +218,13 @@ async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[lis
         "ReturnConsumedCapacity": "TOTAL",
     }
     pk = table.layout.pk
+    scan = table.client.control.scan
     while True:
-        response = await table.call("Scan", **params)
+        response = await table.call("Scan", scan, params)
         yield [i for i in response.get("Items", []) if not is_record(i.get(pk, {}).get("S"))]
         if not response.get("LastEvaluatedKey"):
             return
-        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        params = {**params, "ExclusiveStartKey": response["LastEvaluatedKey"]}
 
 
 async def _scan_segment(

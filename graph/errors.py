@@ -1,9 +1,18 @@
-"""One error root with flat subclasses, and the translation of botocore's errors into them."""
+"""One error root with flat subclasses, and what an error answer of DynamoDB becomes.
+
+Each DynamoDB client translates its own failures at its boundary (:mod:`graph.dynamo.wire`,
+:mod:`graph.dynamo.boto`): an error answer through :func:`answered`, a failure to get one through
+:func:`unreachable`. The error keeps DynamoDB's ``code``, whether it is worth another attempt
+(``retryable``, which :class:`graph.table.Table`'s retry policy reads) and the answer's fields
+(``answer``: ``Error``, ``ResponseMetadata`` and the modeled ones, ``Item``,
+``CancellationReasons``); the low-level exception, where there is one, is its ``__cause__``.
+"""
 
 from __future__ import annotations
 
-from botocore.exceptions import ChecksumError, ClientError, HTTPClientError
-from botocore.exceptions import ConnectionError as BotoConnectionError
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
 
 __all__ = [
     "BadUserInput",
@@ -11,10 +20,9 @@ __all__ = [
     "EdgewiseError",
     "NotFound",
     "Unavailable",
+    "answered",
     "cancellation_codes",
-    "error_code",
-    "is_retryable",
-    "translate",
+    "unreachable",
 ]
 
 RETRYABLE_CODES = frozenset(
@@ -28,6 +36,10 @@ RETRYABLE_CODES = frozenset(
         "TransactionInProgressException",  # a retry of a transaction still being applied
     }
 )
+TRANSIENT_CANCELLATIONS = frozenset(
+    {"None", "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+)
+_NO_ANSWER: Mapping[str, Any] = MappingProxyType({})
 
 
 class EdgewiseError(Exception):
@@ -35,6 +47,9 @@ class EdgewiseError(Exception):
     its GraphQL error code)."""
 
     attempts = 1  # how many times the failed DynamoDB call was sent
+    code = ""  # DynamoDB's error code, when DynamoDB answered with an error
+    retryable = False  # a DynamoDB failure worth another attempt
+    answer: Mapping[str, Any] = _NO_ANSWER  # the error answer's fields, as DynamoDB sent them
 
 
 class BadUserInput(EdgewiseError):
@@ -53,49 +68,46 @@ class Unavailable(EdgewiseError):
     """DynamoDB is still failing after the retry policy gave up."""
 
 
-def error_code(exc: BaseException) -> str:
-    """The DynamoDB error code of a ClientError, or '' for anything else."""
-    if isinstance(exc, ClientError):
-        return str(exc.response.get("Error", {}).get("Code", ""))
-    return ""
-
-
-TRANSIENT_CANCELLATIONS = frozenset(
-    {"None", "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
-)
-
-
-def cancellation_codes(exc: BaseException) -> list[str]:
-    """The per-action reasons of a TransactionCanceledException ('None' where it was fine)."""
-    if error_code(exc) != "TransactionCanceledException":
+def cancellation_codes(error: EdgewiseError) -> list[str]:
+    """The per-action reasons of a cancelled transaction ('None' where it was fine)."""
+    if error.code != "TransactionCanceledException":
         return []
-    reasons = exc.response.get("CancellationReasons", [])  # type: ignore[attr-defined]
-    return [str(r.get("Code", "None")) for r in reasons]
+    return [str(r.get("Code", "None")) for r in error.answer.get("CancellationReasons", [])]
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """Throttling, 5xx and connection-level failures are worth another attempt, and so is a
-    transaction cancelled only by conflicts or throttling (never a failed condition)."""
-    if error_code(exc) == "TransactionCanceledException":
-        codes = cancellation_codes(exc)
-        return bool(codes) and set(codes) <= TRANSIENT_CANCELLATIONS and set(codes) != {"None"}
-    if isinstance(exc, ClientError):
-        if error_code(exc) == "ValidationException":  # whatever the status an endpoint gives
-            return False
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        return error_code(exc) in RETRYABLE_CODES or int(status) >= 500
-    return isinstance(
-        exc, BotoConnectionError | HTTPClientError | ChecksumError | ConnectionError | TimeoutError
-    )
+def _retryable(code: str, status: int, answer: Mapping[str, Any]) -> bool:
+    """Throttling and 5xx are worth another attempt, and so is a transaction cancelled only by
+    conflicts or throttling (never a failed condition); a request refused as invalid never is,
+    whatever the status an endpoint gives it."""
+    if code == "TransactionCanceledException":
+        codes = {str(r.get("Code", "None")) for r in answer.get("CancellationReasons", [])}
+        return bool(codes) and codes <= TRANSIENT_CANCELLATIONS and codes != {"None"}
+    if code == "ValidationException":
+        return False
+    return code in RETRYABLE_CODES or status >= 500
 
 
-def translate(exc: BaseException) -> EdgewiseError:
-    """Turn a botocore failure into an Edgewise error; callers ``raise translate(e) from e``."""
-    code = error_code(exc)
+def answered(code: str, status: int, answer: Mapping[str, Any]) -> EdgewiseError:
+    """What an error answer of DynamoDB (``code``, HTTP ``status``, its fields) becomes: a
+    missing table and a transient failure are :class:`Unavailable`, any other refusal an
+    :class:`EdgewiseError` (internal: its message names the code, never DynamoDB's text)."""
+    retryable = _retryable(code, status, answer)
+    error: EdgewiseError
     if code == "ResourceNotFoundException":
-        return Unavailable(
+        error = Unavailable(
             "the DynamoDB table does not exist: run `edgewise create-table` for this endpoint"
         )
-    if is_retryable(exc):
-        return Unavailable(f"DynamoDB is unavailable: {code or type(exc).__name__}")
-    return EdgewiseError(f"DynamoDB error: {code or type(exc).__name__}")
+    elif retryable:
+        error = Unavailable(f"DynamoDB is unavailable: {code or status}")
+    else:
+        error = EdgewiseError(f"DynamoDB error: {code or status}")
+    error.code, error.retryable, error.answer = code, retryable, answer
+    return error
+
+
+def unreachable(what: str) -> Unavailable:
+    """No whole answer came (refused, dropped, timed out, corrupted): worth another attempt;
+    ``what`` names the failure."""
+    error = Unavailable(f"DynamoDB is unavailable: {what}")
+    error.retryable = True
+    return error

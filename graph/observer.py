@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from graph.errors import error_code
+from graph.errors import EdgewiseError
 
 __all__ = ["Observer", "Sent", "outcome"]
 
@@ -43,4 +43,5 @@ class Observer(Protocol):
 
 def outcome(exc: BaseException) -> str:
     """The outcome of an attempt that failed with ``exc``: ``throttled`` or ``error``."""
-    return "throttled" if error_code(exc) in THROTTLING_CODES else "error"
+    throttled = isinstance(exc, EdgewiseError) and exc.code in THROTTLING_CODES
+    return "throttled" if throttled else "error"

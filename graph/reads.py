@@ -252,7 +252,7 @@ def _position(layout: Layout, index: str | None, item: Item) -> list[str]:
     return [_text(p) for p in position]
 
 
-_text = Layout().text
+_text = Layout.text
 
 
 def _merged(value: Any, strip: int) -> Any:

@@ -10,15 +10,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graph.errors import EdgewiseError, error_code
-from graph.table import Table
+from graph.errors import EdgewiseError
+from graph.table import Layout, Table
 
-__all__ = ["Sample", "describe", "sample", "segments_for"]
+__all__ = ["UNKEYED", "Sample", "describe", "sample", "segments_for"]
 
 MIN_SEGMENTS = 16
 MAX_SEGMENTS = 1_000_000  # DynamoDB's limit on TotalSegments
 PARALLEL = 8  # segments read at once
 PAGE = 100
+# The layout of a table read before its model exists: the sampler keys no item (DescribeTable and
+# Scan only, the items kept as DynamoDB JSON), so it names no key.
+UNKEYED = Layout("", "")
 
 _HINTS = {
     "ResourceNotFoundException": "no such table at this endpoint; check --table and --dynamodb "
@@ -38,8 +41,7 @@ class Sample:
 
 
 def _explain(table: Table, operation: str, exc: EdgewiseError) -> EdgewiseError:
-    cause = exc.__cause__
-    hint = _HINTS.get(error_code(cause)) if cause is not None else None
+    hint = _HINTS.get(exc.code)
     if hint is None:
         return exc
     return EdgewiseError(f"{operation} on table {table.name!r} failed: {hint}")
@@ -104,7 +106,7 @@ async def sample(
                 return
             params["Limit"] = max(1, min(PAGE, cap - taken, limit - len(items)))
             try:
-                response = await table.call("Scan", **params)
+                response = await table.call("Scan", table.client.control.scan, dict(params))
             except EdgewiseError as exc:
                 raise _explain(table, "Scan", exc) from exc
             units += float(response.get("ConsumedCapacity", {}).get("CapacityUnits", 0))

@@ -79,8 +79,8 @@ class SharingTable(Table):
             table.trace,
             table.max_in_flight,
             table.deadline,
-            table.layout,
-            table.observer,
+            layout=table.layout,
+            observer=table.observer,
         )
         self.gets = gets
 

@@ -1,4 +1,5 @@
-"""The async table: batched, retried, counted DynamoDB calls over one aioboto3 client."""
+"""The async table: batched, retried, bounded and counted DynamoDB calls over one data plane
+(:class:`graph.dynamo.plane.DataPlane`, whichever client implements it)."""
 
 from __future__ import annotations
 
@@ -9,35 +10,27 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from boto3.dynamodb.types import Binary, TypeSerializer
-from botocore.exceptions import ClientError
 
+from graph.dynamo.plane import DataPlane, Params, Response
 from graph.dynamo.values import decode_item
-from graph.errors import (
-    EdgewiseError,
-    Unavailable,
-    cancellation_codes,
-    error_code,
-    is_retryable,
-    translate,
-)
+from graph.errors import EdgewiseError, Unavailable, cancellation_codes, unreachable
 from graph.keys import ItemKey
 from graph.observer import Observer, Sent, outcome
 from model import KeyValueError
 
 __all__ = [
-    "DEMO_LAYOUT",
     "Failure",
     "Item",
     "Layout",
-    "Page",
     "RetryPolicy",
+    "Send",
     "Table",
     "Trace",
     "from_dynamo",
@@ -47,6 +40,8 @@ __all__ = [
 Item = dict[str, Any]
 # What a failed condition of one transaction action means, given the item as it was (if known).
 Failure = Callable[[Item | None], EdgewiseError]
+# One call of a data or control plane, e.g. ``client.query``.
+Send = Callable[[Params], Awaitable[Response]]
 
 _serializer = TypeSerializer()
 
@@ -62,8 +57,8 @@ class Layout:
     """The key attribute names of a table (``pk``, ``sk``) and of its indexes (name to
     ``(hash, range)``; range None for a hash-only index)."""
 
-    pk: str = "PK"
-    sk: str = "SK"
+    pk: str
+    sk: str
     indexes: Mapping[str, tuple[str, str | None]] = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)  # key attributes of type N or B
     local: frozenset[str] = frozenset()  # local secondary indexes
@@ -104,7 +99,8 @@ class Layout:
                 f"{attribute} is a binary key: give base64, got {text[:80]!r}"
             ) from None
 
-    def text(self, value: Any) -> str:
+    @staticmethod
+    def text(value: Any) -> str:
         """A key attribute's value as text (the inverse of :meth:`value`)."""
         if isinstance(value, str):
             return value
@@ -117,9 +113,6 @@ class Layout:
 
     def item_key(self, item: Mapping[str, Any]) -> ItemKey:
         return ItemKey.of(item[self.pk], item[self.sk])
-
-
-DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})
 
 
 def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,18 +200,8 @@ class Trace:
         }
 
 
-@dataclass(frozen=True)
-class Page:
-    """One page of a Query: the items and, when more follow, the key of the last one
-    (``resume`` is DynamoDB's LastEvaluatedKey as sent, index keys included)."""
-
-    items: list[Item]
-    last: ItemKey | None
-    resume: dict[str, Any] | None = None
-
-
 class Table:
-    """One DynamoDB table over a shared aioboto3 client.
+    """One DynamoDB table over a shared data plane, its keys named by ``layout`` (the model's).
 
     Make one per process and a :meth:`for_request` copy per request: the copy counts its calls in
     its own :class:`Trace` and bounds how many it has in flight.
@@ -226,16 +209,17 @@ class Table:
 
     def __init__(
         self,
-        client: Any,
+        client: DataPlane | None,  # None: a table that only keys items, never sends a call
         name: str,
         policy: RetryPolicy = RetryPolicy(),
         trace: Trace | None = None,
         max_in_flight: int = 64,
         deadline: float | None = None,
-        layout: Layout = DEMO_LAYOUT,
+        *,
+        layout: Layout,
         observer: Observer | None = None,
     ) -> None:
-        self.client = client
+        self.client = cast(DataPlane, client)
         self.name = name
         self.layout = layout
         self.policy = policy
@@ -257,23 +241,22 @@ class Table:
             Trace(),
             self.max_in_flight,
             deadline,
-            self.layout,
-            observer if observer is not None else self.observer,
+            layout=self.layout,
+            observer=observer if observer is not None else self.observer,
         )
 
     def _ends(self, started: float) -> float:
         ends = started + self.policy.deadline
         return ends if self.deadline is None else min(ends, self.deadline)
 
-    async def _send(self, operation: str, **params: Any) -> dict[str, Any]:
-        method = getattr(self.client, _SNAKE[operation])
+    async def _send(self, operation: str, send: Send, params: Params) -> Response:
         observer = self.observer
         trace = self.trace
         if observer is None:
             async with self._gate:
                 trace.started(operation)
                 try:
-                    response: dict[str, Any] = await method(**params)
+                    response = await send(params)
                 finally:
                     trace.ended()
             trace.consumed(operation, response)
@@ -284,7 +267,7 @@ class Table:
             started = time.perf_counter()
             trace.started(operation)
             try:
-                response = await method(**params)
+                response = await send(params)
             except BaseException as exc:
                 observer.sent(Sent(operation, outcome(exc), time.perf_counter() - started))
                 raise
@@ -301,8 +284,12 @@ class Table:
                 if trace.in_flight == 0:
                     observer.round_ended()
 
-    async def call(self, operation: str, **params: Any) -> dict[str, Any]:
-        """Send one DynamoDB call, retrying what is retryable under the policy."""
+    async def call(self, operation: str, send: Send, params: Params) -> Response:
+        """``send(params)`` (one call of the data plane, or of the control plane, counted as
+        ``operation``), retrying what is retryable under the policy, within the deadline.
+
+        The clients raise only :class:`graph.errors.EdgewiseError`; the one that ends the
+        retries is raised with its ``attempts``."""
         ends = self._ends(time.monotonic())
         attempt = 0
         while True:
@@ -311,28 +298,30 @@ class Table:
                 if remaining <= 0:
                     raise TimeoutError(f"{operation} ran out of time")
                 async with asyncio.timeout(remaining):  # no task per call, unlike wait_for
-                    return await self._send(operation, **params)
-            except Exception as exc:
+                    return await self._send(operation, send, params)
+            except (EdgewiseError, TimeoutError) as exc:
+                error = exc if isinstance(exc, EdgewiseError) else unreachable("TimeoutError")
                 attempt += 1
                 delay = self.policy.backoff(attempt)
                 out_of_time = time.monotonic() + delay > ends
-                if not is_retryable(exc) or attempt >= self.policy.attempts or out_of_time:
-                    error = translate(exc)
+                if not error.retryable or attempt >= self.policy.attempts or out_of_time:
                     error.attempts = attempt
+                    if error is exc:
+                        raise
                     raise error from exc
                 if self.observer is not None:
                     self.observer.retrying(operation)
                 await asyncio.sleep(delay)
 
     async def _drain(
-        self, operation: str, params: dict[str, Any], field_name: str, pending_key: str
-    ) -> list[dict[str, Any]]:
+        self, operation: str, send: Send, params: Params, field_name: str
+    ) -> list[Response]:
         """Repeat a batch call with its unprocessed remainder until none is left or time is up."""
         ends = self._ends(time.monotonic())
         responses = []
         attempt = 0
         while True:
-            response = await self.call(operation, **params)
+            response = await self.call(operation, send, params)
             responses.append(response)
             remainder = response.get(field_name) or {}
             if not remainder:
@@ -342,11 +331,15 @@ class Table:
             if time.monotonic() + delay > ends:
                 raise Unavailable(f"DynamoDB left {operation} items unprocessed past the deadline")
             await asyncio.sleep(delay)
-            params = {**params, pending_key: remainder}
+            params = {**params, "RequestItems": remainder}
 
     async def describe(self) -> dict[str, Any]:
-        """DescribeTable's ``Table``: key schema, attribute types, indexes, approximate count."""
-        response = await self.call("DescribeTable", TableName=self.name)
+        """DescribeTable's ``Table`` (a call of the control plane, retried as any other): key
+        schema, attribute types, indexes, approximate count."""
+        control = self.client.control
+        response = await self.call(
+            "DescribeTable", control.describe_table, {"TableName": self.name}
+        )
         described: dict[str, Any] = response["Table"]
         return described
 
@@ -368,20 +361,21 @@ class Table:
         if consistent:
             request[self.name]["ConsistentRead"] = True
         params = {"RequestItems": request, "ReturnConsumedCapacity": "TOTAL"}
-        responses = await self._drain("BatchGetItem", params, "UnprocessedKeys", "RequestItems")
+        send = self.client.batch_get_item
+        responses = await self._drain("BatchGetItem", send, params, "UnprocessedKeys")
         return [
             from_dynamo(raw) for r in responses for raw in r.get("Responses", {}).get(self.name, [])
         ]
 
     async def get_item(self, key: ItemKey) -> Item | None:
         """A strongly consistent read of one item, for read-modify-write."""
-        response = await self.call(
-            "GetItem",
-            TableName=self.name,
-            Key=self.layout.key(key),
-            ConsistentRead=True,
-            ReturnConsumedCapacity="TOTAL",
-        )
+        params = {
+            "TableName": self.name,
+            "Key": self.layout.key(key),
+            "ConsistentRead": True,
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        response = await self.call("GetItem", self.client.get_item, params)
         return from_dynamo(response["Item"]) if "Item" in response else None
 
     async def transact_write(
@@ -396,82 +390,27 @@ class Table:
         :meth:`call`, so a commit whose response was lost is applied once (DynamoDB dedupes for
         10 minutes).
         """
-        token = token or uuid.uuid4().hex
+        params = {
+            "TransactItems": list(actions),
+            "ClientRequestToken": token or uuid.uuid4().hex,
+            "ReturnConsumedCapacity": "TOTAL",
+        }
         try:
-            await self.call(
-                "TransactWriteItems",
-                TransactItems=list(actions),
-                ClientRequestToken=token,
-                ReturnConsumedCapacity="TOTAL",
-            )
+            await self.call("TransactWriteItems", self.client.transact_write_items, params)
         except EdgewiseError as exc:
-            cause = exc.__cause__
-            if not isinstance(cause, ClientError):  # e.g. DynamoDB unreachable: no reasons
-                raise
-            reasons = cause.response.get("CancellationReasons", [])
+            reasons = exc.answer.get("CancellationReasons", [])
             for code, reason, failure in zip(
-                cancellation_codes(cause), reasons, failures, strict=False
+                cancellation_codes(exc), reasons, failures, strict=False
             ):
                 if code == "ConditionalCheckFailed" and failure is not None:
                     old = from_dynamo(reason["Item"]) if "Item" in reason else None
-                    raise failure(old) from cause
+                    raise failure(old) from exc
             raise
-
-    async def query_page(
-        self,
-        partition: str,
-        prefix: str | None,
-        *,
-        index: str | None = None,
-        limit: int | None = None,
-        after: ItemKey | dict[str, Any] | None = None,
-        forward: bool = True,
-        count: bool = False,
-    ) -> Page:
-        """One Query page of the items in ``partition`` whose sort key begins with ``prefix``
-        (every item of the partition when ``prefix`` is None).
-
-        On the table the partition is ``PK``; on ``inverted`` it is ``SK`` and the sort key
-        ``PK``; on ``gsi2``, ``GSI2PK`` and ``GSI2SK``.
-        """
-        hash_attr, range_attr = self.layout.keys(index)
-        params: dict[str, Any] = {
-            "TableName": self.name,
-            "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
-            "ExpressionAttributeNames": {"#h": hash_attr, "#r": range_attr},
-            "ExpressionAttributeValues": {":h": {"S": partition}, ":r": {"S": prefix}},
-            "ScanIndexForward": forward,
-            "ReturnConsumedCapacity": "TOTAL",
-        }
-        if prefix is None:
-            params["KeyConditionExpression"] = "#h = :h"
-            params["ExpressionAttributeNames"] = {"#h": hash_attr}
-            params["ExpressionAttributeValues"] = {":h": {"S": partition}}
-        if index:
-            params["IndexName"] = index
-        if limit is not None:
-            params["Limit"] = limit
-        if after is not None:
-            params["ExclusiveStartKey"] = (
-                self.layout.key(after) if isinstance(after, ItemKey) else after
-            )
-        if count:
-            params["Select"] = "COUNT"
-        response = await self.call("Query", **params)
-        last = response.get("LastEvaluatedKey")
-        items = [from_dynamo(raw) for raw in response.get("Items", [])]
-        if count:
-            items = [{"count": response.get("Count", 0)}]
-        if not last:
-            return Page(items, None)
-        last_key = ItemKey(last[self.layout.pk]["S"], last[self.layout.sk]["S"])
-        return Page(items, last_key, last)
 
     async def query(self, **params: Any) -> tuple[list[Item], dict[str, Any] | None, int]:
         """One Query page as built by the caller: its items, LastEvaluatedKey and Count."""
-        response = await self.call(
-            "Query", TableName=self.name, ReturnConsumedCapacity="TOTAL", **params
-        )
+        params = {"TableName": self.name, "ReturnConsumedCapacity": "TOTAL", **params}
+        response = await self.call("Query", self.client.query, params)
         items = [from_dynamo(raw) for raw in response.get("Items", [])]
         return items, response.get("LastEvaluatedKey"), int(response.get("Count", 0))
 
@@ -486,48 +425,27 @@ class Table:
         ``old`` being the item as it was (None when there was none), unless the call was
         retried and the item is already ``leaves``, what this write leaves: then an earlier
         attempt applied (single-item writes have no client token to dedupe them)."""
+        if operation == "PutItem":
+            send = self.client.put_item
+        elif operation == "UpdateItem":
+            send = self.client.update_item
+        elif operation == "DeleteItem":
+            send = self.client.delete_item
+        else:
+            raise ValueError(f"{operation} is not a single-item write")
         params = {"TableName": self.name, "ReturnConsumedCapacity": "TOTAL", **params}
         if on_fail is not None and "ConditionExpression" in params:
             params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         try:
-            return await self.call(operation, **params)
+            return await self.call(operation, send, params)
         except EdgewiseError as exc:
-            cause = exc.__cause__
-            if (
-                on_fail is None
-                or cause is None
-                or (error_code(cause) != "ConditionalCheckFailedException")
-            ):
+            if on_fail is None or exc.code != "ConditionalCheckFailedException":
                 raise
-            raw = getattr(cause, "response", {}).get("Item")
+            raw = exc.answer.get("Item")
             old = from_dynamo(raw) if raw else None
             if exc.attempts > 1 and leaves is not None and old == leaves:
                 return {}
-            raise on_fail(old) from cause
-
-    async def query_all(
-        self, partition: str, prefix: str | None, *, index: str | None = None
-    ) -> list[Item]:
-        """Every item of a Query, following its pages."""
-        items: list[Item] = []
-        after = None
-        while True:
-            page = await self.query_page(partition, prefix, index=index, after=after)
-            items.extend(page.items)
-            if page.resume is None:
-                return items
-            after = page.resume
-
-    async def count(self, partition: str, prefix: str, *, index: str | None = None) -> int:
-        """How many items a Query matches (Select=COUNT, following pages)."""
-        total = 0
-        after = None
-        while True:
-            page = await self.query_page(partition, prefix, index=index, after=after, count=True)
-            total += int(page.items[0]["count"])
-            if page.resume is None:
-                return total
-            after = page.resume
+            raise on_fail(old) from exc
 
     async def batch_write(
         self, puts: Iterable[Mapping[str, Any]] = (), deletes: Iterable[ItemKey] = ()
@@ -540,18 +458,5 @@ class Table:
 
     async def _write_chunk(self, requests: Sequence[dict[str, Any]]) -> None:
         params = {"RequestItems": {self.name: list(requests)}, "ReturnConsumedCapacity": "TOTAL"}
-        await self._drain("BatchWriteItem", params, "UnprocessedItems", "RequestItems")
-
-
-_SNAKE = {
-    "BatchGetItem": "batch_get_item",
-    "BatchWriteItem": "batch_write_item",
-    "Query": "query",
-    "Scan": "scan",
-    "GetItem": "get_item",
-    "PutItem": "put_item",
-    "TransactWriteItems": "transact_write_items",
-    "UpdateItem": "update_item",
-    "DeleteItem": "delete_item",
-    "DescribeTable": "describe_table",
-}
+        send = self.client.batch_write_item
+        await self._drain("BatchWriteItem", send, params, "UnprocessedItems")

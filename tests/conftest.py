@@ -21,7 +21,7 @@ from server.engine import engine_for
 from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
-from tests.helpers import LEAN
+from tests.helpers import DEMO_LAYOUT, LEAN
 from tests.table_state import SerialDynamoDB, demo_table
 
 BACKENDS = ["moto", "dynalite"]
@@ -39,8 +39,8 @@ async def moto_table(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Table]:
     """An empty graph table (moto reset first)."""
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
-        await create_table(client, "graph")
-        yield Table(client, "graph")
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        yield Table(client, "graph", layout=DEMO_LAYOUT)
 
 
 @pytest.fixture
@@ -61,12 +61,12 @@ async def dynalite_table(dynalite: Dynalite) -> AsyncIterator[Table]:
     """An empty graph table on dynalite, under a name of its own, deleted afterwards."""
     name = f"graph-{uuid.uuid4().hex[:12]}"
     async with open_client(Endpoint(dynalite.url), lean=LEAN) as client:
-        await create_table(client, name)
-        yield Table(client, name)
+        await create_table(client.control, name, layout=DEMO_LAYOUT)
+        yield Table(client, name, layout=DEMO_LAYOUT)
     # A fresh client: dynalite closes connections idle past its keep-alive timeout, and this
     # raw call (unlike Table.call) would not retry on the pooled one it closed.
     async with open_client(Endpoint(dynalite.url), lean=LEAN) as client:
-        await client.delete_table(TableName=name)
+        await client.control.delete_table(dict(TableName=name))
 
 
 @pytest.fixture(params=BACKENDS)
@@ -109,7 +109,7 @@ async def model_http(
 
         async def serve(model: str) -> httpx.AsyncClient:
             engine = engine_for(model)
-            await create_table(client, engine.table_name, layout=engine.layout)
+            await create_table(client.control, engine.table_name, layout=engine.layout)
             table = Table(client, engine.table_name, layout=engine.layout)
             await table.batch_write(engine.sample_items(table))
             app = create_app(Settings(model=model), table=table)

@@ -7,9 +7,14 @@ from typing import Any
 
 import httpx
 
+from graph.table import Layout
+
 # The data-plane client the tests open: lean (the default) unless EDGEWISE_CLIENT=botocore, which
 # `make test` sets for its second run of the data-plane suites.
 LEAN = os.environ.get("EDGEWISE_CLIENT", "lean").strip().lower() != "botocore"
+
+# The demo's table as CONTRACT.md has it (the demo model must agree: tests/engine checks it).
+DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})
 
 
 async def gql(

@@ -17,7 +17,7 @@ from graph.writes import deletes
 from graph.writes.writer import Writer
 from models.demo.generate import demo_items
 from server.engine import engine_for
-from tests.helpers import LEAN
+from tests.helpers import DEMO_LAYOUT, LEAN
 
 Items = dict[tuple[str, str], Item]
 
@@ -28,7 +28,7 @@ async def scan(table: Table) -> Items:
     pk, sk = table.layout.pk, table.layout.sk
     params: dict[str, Any] = {"TableName": table.name, "ConsistentRead": True}
     while True:
-        response = await table.client.scan(**params)
+        response = await table.client.control.scan(params)
         for raw in response["Items"]:
             item = from_dynamo(raw)
             items[item[pk], item[sk]] = item
@@ -135,7 +135,7 @@ async def demo_table(url: str) -> AsyncIterator[Table]:
     while its first attempt still applies, which moto (ignoring ClientRequestToken) turns into
     a CONFLICT that DynamoDB would not give."""
     async with open_client(Endpoint(url), client_config(read_timeout=30.0), lean=LEAN) as client:
-        await create_table(client, "graph")
-        table = Table(client, "graph", RetryPolicy(deadline=60.0))
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=DEMO_LAYOUT)
         await table.batch_write(demo_items())
         yield table

@@ -21,7 +21,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.observer import Observer
 from graph.table import Table
 from models.demo.generate import demo_items
-from tests.helpers import LEAN
+from tests.helpers import DEMO_LAYOUT, LEAN
 
 __all__ = [
     "SECRET",
@@ -103,7 +103,13 @@ class CountedTable(Table):
 
     def for_request(self, observer: Observer | None = None) -> Table:
         return Table(
-            self.client, self.name, self.policy, self.trace, self.max_in_flight, observer=observer
+            self.client,
+            self.name,
+            self.policy,
+            self.trace,
+            self.max_in_flight,
+            layout=self.layout,
+            observer=observer,
         )
 
 
@@ -113,7 +119,7 @@ async def seeded_table(name: str = "graph") -> AsyncIterator[CountedTable]:
     server is reset by every function-scoped ``table`` fixture."""
     with EmbeddedDynamoDB() as server:
         async with open_client(Endpoint(server.url), lean=LEAN) as client:
-            await create_table(client, name)
-            table = CountedTable(client, name)
+            await create_table(client.control, name, layout=DEMO_LAYOUT)
+            table = CountedTable(client, name, layout=DEMO_LAYOUT)
             await table.batch_write(demo_items())
             yield table

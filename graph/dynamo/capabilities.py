@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.dynamo.streams import stream_arn
-from graph.errors import EdgewiseError, error_code
+from graph.errors import EdgewiseError
 from graph.table import Layout, Table
 
 __all__ = ["PROBE_KEY", "Capabilities", "disagreements", "probe"]
@@ -58,11 +58,11 @@ class Capabilities:
         )
 
 
-def _refusal(exc: BaseException) -> str | None:
+def _refusal(exc: EdgewiseError) -> str | None:
     """Why the endpoint refused the operation itself (not the request), or None."""
-    code = error_code(exc)
-    message = str(getattr(exc, "response", {}).get("Error", {}).get("Message", ""))
-    status = int(getattr(exc, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+    code = exc.code
+    message = str(exc.answer.get("Error", {}).get("Message", ""))
+    status = int(exc.answer.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
     if code in MISSING_CODES or status == 501:
         return f"{code or status}: {message}".rstrip(": ")
     if code == "ValidationException" and UNSUPPORTED.search(message):
@@ -128,7 +128,7 @@ async def probe(table: Table) -> Capabilities:
     """Probe ``table``'s endpoint: DescribeTable (for the key schema), then a transaction of one
     ConditionCheck that can change nothing. Never raises: an undecided probe has
     ``transactions=None``."""
-    endpoint = str(table.client.meta.endpoint_url)
+    endpoint = table.client.control.endpoint
     stream = None
     disagree: tuple[str, ...] = ()
     try:
@@ -144,12 +144,12 @@ async def probe(table: Table) -> Capabilities:
             "ConditionExpression": "attribute_not_exists(#k)",
             "ExpressionAttributeNames": {"#k": names[0]},
         }
-        await table.call("TransactWriteItems", TransactItems=[{"ConditionCheck": check}])
+        params = {"TransactItems": [{"ConditionCheck": check}]}
+        await table.call("TransactWriteItems", table.client.transact_write_items, params)
     except EdgewiseError as exc:
-        cause = exc.__cause__ or exc
-        if error_code(cause) == "TransactionCanceledException":  # ran, and the condition failed
+        if exc.code == "TransactionCanceledException":  # ran, and the condition failed
             return Capabilities(endpoint, True, stream=stream, disagreements=disagree)
-        if (why := _refusal(cause)) is not None:
+        if (why := _refusal(exc)) is not None:
             return Capabilities(endpoint, False, why, stream, disagree)
         return Capabilities(endpoint, None, str(exc), stream, disagree)
     except Exception as exc:  # e.g. an unexpected answer shape: undecided, not fatal

@@ -1,4 +1,5 @@
-"""Opening the aioboto3 client for an endpoint, and creating the table of CONTRACT.md."""
+"""Opening a DynamoDB client for an endpoint (its data plane, lean or botocore, and its control
+plane), and creating the table of CONTRACT.md."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.exceptions import ChecksumError
 
+from graph.dynamo.boto import BotocoreClient, Control
+from graph.dynamo.plane import ControlPlane, DataPlane
 from graph.dynamo.wire import open_lean_client
-from graph.errors import error_code, translate
-from graph.table import DEMO_LAYOUT, Layout
+from graph.errors import EdgewiseError
+from graph.table import Layout
 from model.types import RECORD_EXPIRES
 
 __all__ = [
@@ -95,12 +98,13 @@ async def _check_crc32(response: Any = None, **_: Any) -> None:
 @asynccontextmanager
 async def open_client(
     endpoint: Endpoint, config: Config | None = None, *, lean: bool = True
-) -> AsyncIterator[Any]:
-    """One DynamoDB client; non-AWS endpoints get dummy credentials unless the env has some.
+) -> AsyncIterator[DataPlane]:
+    """One DynamoDB client: its data plane, whose ``control`` is its control plane (aioboto3's);
+    non-AWS endpoints get dummy credentials unless the env has some.
 
-    ``lean`` (the default, ``--client lean``): the data-plane calls go through
-    :class:`graph.dynamo.wire.LeanClient` (same endpoint, credentials, timeouts and pool size), the
-    rest through the aioboto3 client it wraps."""
+    ``lean`` (the default, ``--client lean``): the data plane is
+    :class:`graph.dynamo.wire.LeanClient` (same endpoint, credentials, timeouts and pool size as
+    the aioboto3 client); else :class:`graph.dynamo.boto.BotocoreClient`, aioboto3's."""
     session = aioboto3.Session()
     config = config or client_config()
     kwargs = await _client_kwargs(session, endpoint, config)
@@ -108,14 +112,14 @@ async def open_client(
         # aiobotocore awaits a coroutine handler, whatever the stubs say
         client.meta.events.register("needs-retry.dynamodb", _check_crc32)  # type: ignore[arg-type]
         if not lean:
-            yield client
+            yield BotocoreClient(client)
             return
         if "aws_access_key_id" in kwargs:
             credentials: Any = Credentials("edgewise", "edgewise")
         else:  # the session's chain, the very object the aioboto3 client signs with
             credentials = await session.get_credentials()  # type: ignore[misc]
         async with open_lean_client(
-            client,
+            Control(client),
             credentials,
             connect_timeout=float(getattr(config, "connect_timeout", 2.0)),
             read_timeout=float(getattr(config, "read_timeout", 5.0)),
@@ -153,9 +157,9 @@ async def open_streams_client(
         yield client
 
 
-def table_definition(name: str | None = None, layout: Layout = DEMO_LAYOUT) -> dict[str, Any]:
+def table_definition(name: str | None, layout: Layout) -> dict[str, Any]:
     """The table as CreateTable's parameters, which are also the properties of a CloudFormation
-    ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (a model's, or the demo's),
+    ``AWS::DynamoDB::Table``: keys named and typed by ``layout`` (the model's),
     its global and local indexes projecting what it says, on-demand billing, the stream on
     (``KEYS_ONLY``).
 
@@ -210,7 +214,7 @@ def cloudformation_table(definition: dict[str, Any]) -> dict[str, Any]:
 
 
 async def create_table(
-    client: Any, name: str, *, wait: float = 120.0, layout: Layout = DEMO_LAYOUT
+    control: ControlPlane, name: str, *, layout: Layout, wait: float = 120.0
 ) -> bool:
     """Create the table and its indexes (as ``layout`` names them) unless it exists; wait
     until ACTIVE. A table that exists without a stream gets one (where the endpoint can).
@@ -220,47 +224,47 @@ async def create_table(
     params = table_definition(name, layout)
     created = True
     try:
-        await client.create_table(**params)
-    except Exception as exc:
-        if error_code(exc) != "ResourceInUseException":
-            raise translate(exc) from exc
+        await control.create_table(params)
+    except EdgewiseError as exc:
+        if exc.code != "ResourceInUseException":
+            raise
         created = False
     deadline = asyncio.get_running_loop().time() + wait
     while True:
-        described = (await client.describe_table(TableName=name))["Table"]
+        described = (await control.describe_table({"TableName": name}))["Table"]
         indexes = described.get("GlobalSecondaryIndexes", [])
         if described["TableStatus"] == "ACTIVE" and all(
             i.get("IndexStatus", "ACTIVE") == "ACTIVE" for i in indexes
         ):
-            await _enable_ttl(client, name)
+            await _enable_ttl(control, name)
             if not created and "LatestStreamArn" not in described:
-                await _enable_stream(client, name)
+                await _enable_stream(control, name)
             return created
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"table {name} is not ACTIVE after {wait:.0f}s")
         await asyncio.sleep(1.0)
 
 
-async def _enable_ttl(client: Any, name: str) -> None:
+async def _enable_ttl(control: ControlPlane, name: str) -> None:
     """Turn on the table's TTL on the idempotency records' expiry attribute, unless TTL is on
     already (a table has one TTL attribute) or the endpoint has no TTL (dynalite): expired
     records are treated as absent anyway, TTL only deletes them."""
     try:
-        described = await client.describe_time_to_live(TableName=name)
+        described = await control.describe_time_to_live({"TableName": name})
         status = described.get("TimeToLiveDescription", {}).get("TimeToLiveStatus", "DISABLED")
         if status in ("ENABLED", "ENABLING"):
             return
-        await client.update_time_to_live(TableName=name, TimeToLiveSpecification=TTL)
-    except Exception as exc:
-        if not error_code(exc):  # not an answer of the endpoint: unreachable, say so
-            raise translate(exc) from exc
+        await control.update_time_to_live({"TableName": name, "TimeToLiveSpecification": TTL})
+    except EdgewiseError as exc:
+        if not exc.code:  # not an answer of the endpoint: unreachable, say so
+            raise
 
 
-async def _enable_stream(client: Any, name: str) -> None:
+async def _enable_stream(control: ControlPlane, name: str) -> None:
     """Turn an existing table's stream on; an endpoint without streams keeps it off (``serve``
     then says so and serves no Subscription type)."""
     try:
-        await client.update_table(TableName=name, StreamSpecification=dict(STREAM))
-    except Exception as exc:
-        if error_code(exc) in ("", "InternalFailure", "InternalServerError"):
-            raise translate(exc) from exc
+        await control.update_table({"TableName": name, "StreamSpecification": dict(STREAM)})
+    except EdgewiseError as exc:
+        if exc.code in ("", "InternalFailure", "InternalServerError"):
+            raise

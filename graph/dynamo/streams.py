@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.errors import error_code
+from graph.dynamo.boto import error_code
+from graph.errors import EdgewiseError
 from graph.keys import ItemKey
 from graph.table import Layout
 
@@ -220,7 +221,8 @@ class StreamReader:
                 self.up, self.error = False, f"{type(exc).__name__}: {exc}"
                 if failures == 1:
                     log.warning("the stream reader failed, retrying: %s", self.error)
-                if error_code(exc) in GONE or isinstance(exc, NoStream):
+                code = exc.code if isinstance(exc, EdgewiseError) else error_code(exc)
+                if code in GONE or isinstance(exc, NoStream):
                     self._arn, self._shards = None, {}
                 listed = float("-inf")  # find the stream again (the table may be new)
                 await asyncio.sleep(min(self.max_poll * 2**failures, 5.0))

@@ -1,28 +1,27 @@
-"""The lean DynamoDB data plane: the hot calls POSTed straight over one keep-alive pool
-(:mod:`graph.dynamo.transport`).
+"""The lean DynamoDB data plane: every call of :class:`graph.dynamo.plane.DataPlane` POSTed
+straight over one keep-alive pool (:mod:`graph.dynamo.transport`).
 
-:class:`LeanClient` has the coroutine methods :class:`graph.table.Table` calls on the hot path
-(``get_item``, ``batch_get_item``, ``query``, ``put_item``, ``update_item``, ``delete_item``,
-``transact_write_items``, ``batch_write_item``) and hands every other attribute (``meta``,
-``exceptions``, ``describe_table``, ``create_table``, waiters, and ``scan``, whose raw items
-``dump``, ``sample`` and ``infer`` read as botocore shapes them) to the aioboto3 client it wraps,
-which stays the control plane. Every answer of the hot calls reaches the engine through
-:func:`graph.table.from_dynamo`, which reads both shapes.
+:class:`LeanClient` has one method per data-plane call (``get_item``, ``batch_get_item``,
+``query``, ``put_item``, ``update_item``, ``delete_item``, ``transact_write_items``,
+``batch_write_item``) and nothing else of DynamoDB's: the control plane (DescribeTable,
+CreateTable, Scan ...) is ``control``, aioboto3's (:class:`graph.dynamo.boto.Control`), which no
+data-plane call ever reaches. Every answer reaches the engine through
+:func:`graph.table.from_dynamo`, which reads both clients' shapes.
 
-What it keeps of botocore, so that the table's retry policy, deadline, translation and trace
-see exactly what they see from aioboto3:
+What it keeps of botocore, so that the table's retry policy, deadline and trace see what they see
+from aioboto3:
 
 - requests signed by botocore's own ``SigV4Auth`` with the aioboto3 session's credentials
   (refreshable ones refreshed before they expire); only the derived signing key is cached, per
   (secret key, day, region);
-- the answer's ``x-amz-crc32`` verified, a mismatch raising botocore's ``ChecksumError``;
-- an error answer raised as botocore's modeled ``ClientError`` subclass, with the same
-  ``Error``/``ResponseMetadata`` and the body's modeled fields (``Item``,
-  ``CancellationReasons``) at the top level;
-- connection failures and timeouts raised as the botocore exceptions aiobotocore raises for them
-  (a connection closed before a whole answer, a truncated or unreadable answer:
-  ``ConnectionClosedError``; ``ConnectTimeoutError``, ``ReadTimeoutError``,
-  ``EndpointConnectionError``).
+- the answer's ``x-amz-crc32`` verified;
+- its failures translated here, at its boundary, as :mod:`graph.dynamo.boto` translates
+  botocore's: an error answer through :func:`graph.errors.answered` (the same ``code``, status and
+  fields, ``Item`` and ``CancellationReasons`` at the top level of ``answer``), a failure to get
+  one through :func:`graph.errors.unreachable`, named as botocore names it
+  (``ConnectionClosedError``: a connection closed before a whole answer, a truncated or
+  unreadable answer; ``ConnectTimeoutError``, ``ReadTimeoutError``, ``EndpointConnectionError``,
+  ``ChecksumError``), the transport's exception kept as the cause.
 
 What it drops: parameter validation (DynamoDB validates, answering ``ValidationException``),
 botocore's event hooks, response parsing into botocore's shapes (the answer is DynamoDB JSON as
@@ -38,7 +37,7 @@ import inspect
 import time
 import zlib
 from base64 import b64encode
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from hashlib import sha256
@@ -48,18 +47,10 @@ import orjson
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials
-from botocore.exceptions import (
-    ChecksumError,
-    ClientError,
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    HTTPClientError,
-    NoCredentialsError,
-    ReadTimeoutError,
-)
 
+from graph.dynamo.plane import ControlPlane, Params, Response
 from graph.dynamo.transport import ConnectionClosed, ConnectTimeout, Pool, ReadTimeout
+from graph.errors import EdgewiseError, answered, unreachable
 
 __all__ = ["CachingSigV4Auth", "LeanClient", "open_lean_client"]
 
@@ -67,16 +58,6 @@ AMZ_JSON = "application/x-amz-json-1.0"
 TARGET = "DynamoDB_20120810."
 SIGV4_TIMESTAMP = "%Y%m%dT%H%M%SZ"
 KEEPALIVE_TIMEOUT = 12  # seconds, as aiobotocore's pool
-HOT = {  # the calls sent here, by the client method Table calls
-    "get_item": "GetItem",
-    "batch_get_item": "BatchGetItem",
-    "query": "Query",
-    "put_item": "PutItem",
-    "update_item": "UpdateItem",
-    "delete_item": "DeleteItem",
-    "transact_write_items": "TransactWriteItems",
-    "batch_write_item": "BatchWriteItem",
-}
 
 
 class CachingSigV4Auth(SigV4Auth):
@@ -183,15 +164,15 @@ class LeanClient:
 
     def __init__(
         self,
-        control: Any,
-        pool: Pool | None,  # None: a client that only signs
+        control: ControlPlane | None,  # None: a client that only signs
+        pool: Pool | None,
         credentials: Any,
         url: str | None = None,
         region: str | None = None,
     ) -> None:
-        self.control = control  # the aioboto3 client: control plane and fallback
-        self.url = url or str(control.meta.endpoint_url)
-        self.region = region or str(control.meta.region_name)
+        self._control = control
+        self.url = url or (control.endpoint if control is not None else "")
+        self.region = region or (control.region if control is not None else "")
         self._pool = pool
         self._credentials = credentials
         self._keys: dict[tuple[str, str, str], bytes] = {}
@@ -199,17 +180,36 @@ class LeanClient:
         self._frozen: tuple[float, ReadOnlyCredentials] = (0.0, ReadOnlyCredentials("", "", None))
         self._templates: dict[tuple[str | None, ...], _Template] = {}
 
-    def __getattr__(self, name: str) -> Any:
-        """A hot call (``get_item(**params)`` ...) sent by :meth:`send`; anything else is the
-        aioboto3 client's."""
-        operation = HOT.get(name)
-        if operation is None:
-            return getattr(self.control, name)
+    @property
+    def control(self) -> ControlPlane:
+        """The control plane of the same endpoint (aioboto3's)."""
+        assert self._control is not None, "this LeanClient only signs"
+        return self._control
 
-        async def call(**params: Any) -> dict[str, Any]:
-            return await self.send(operation, params)
+    # the data plane: each method returns send's coroutine (no frame of its own per call)
+    def get_item(self, params: Params) -> Awaitable[Response]:
+        return self.send("GetItem", params)
 
-        return call
+    def batch_get_item(self, params: Params) -> Awaitable[Response]:
+        return self.send("BatchGetItem", params)
+
+    def query(self, params: Params) -> Awaitable[Response]:
+        return self.send("Query", params)
+
+    def put_item(self, params: Params) -> Awaitable[Response]:
+        return self.send("PutItem", params)
+
+    def update_item(self, params: Params) -> Awaitable[Response]:
+        return self.send("UpdateItem", params)
+
+    def delete_item(self, params: Params) -> Awaitable[Response]:
+        return self.send("DeleteItem", params)
+
+    def transact_write_items(self, params: Params) -> Awaitable[Response]:
+        return self.send("TransactWriteItems", params)
+
+    def batch_write_item(self, params: Params) -> Awaitable[Response]:
+        return self.send("BatchWriteItem", params)
 
     async def credentials(self) -> ReadOnlyCredentials:
         """The credentials to sign with now: botocore's frozen ones, asked for at most once a
@@ -218,7 +218,7 @@ class LeanClient:
         if now < self._frozen[0]:
             return self._frozen[1]
         if self._credentials is None:
-            raise NoCredentialsError()
+            raise EdgewiseError("DynamoDB error: NoCredentialsError")
         frozen = self._credentials.get_frozen_credentials()  # refreshes when near expiry
         if inspect.isawaitable(frozen):  # aiobotocore's credentials refresh asynchronously
             frozen = await frozen
@@ -252,32 +252,31 @@ class LeanClient:
             )
         return template.sign(body), template.request
 
-    async def send(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def send(self, operation: str, params: Params) -> Response:
         """One call: the parsed answer (DynamoDB JSON, with botocore's ``ResponseMetadata``), or
-        the exception aioboto3 would raise for it."""
-        body = orjson.dumps(params, default=_blob)
-        headers, request = self.sign(operation, body, await self.credentials())
+        its failure as a :mod:`graph.errors` error."""
+        try:
+            body = orjson.dumps(params, default=_blob)
+        except TypeError as exc:
+            raise EdgewiseError(f"DynamoDB error: {type(exc).__name__}") from exc
+        headers, _ = self.sign(operation, body, await self.credentials())
         pool = self._pool
         assert pool is not None, "this LeanClient only signs"
         try:
             status, answer_headers, raw = await pool.send(pool.request(headers, body))
         except ConnectionClosed as exc:
-            raise ConnectionClosedError(error=exc, request=request, endpoint_url=self.url) from exc
+            raise unreachable("ConnectionClosedError") from exc
         except ConnectTimeout as exc:
-            raise ConnectTimeoutError(endpoint_url=self.url, error=exc) from exc
+            raise unreachable("ConnectTimeoutError") from exc
         except ReadTimeout as exc:
-            raise ReadTimeoutError(endpoint_url=self.url, error=exc) from exc
+            raise unreachable("ReadTimeoutError") from exc
         except OSError as exc:  # refused, unreachable, no such host
-            raise EndpointConnectionError(endpoint_url=self.url, error=exc) from exc
+            raise unreachable("EndpointConnectionError") from exc
         except Exception as exc:  # anything else the HTTP layer raises, as aiobotocore wraps it
-            raise HTTPClientError(error=exc) from exc
+            raise unreachable("HTTPClientError") from exc
         expected = answer_headers.get("x-amz-crc32")
-        if expected is not None:
-            actual = zlib.crc32(raw) & 0xFFFFFFFF
-            if actual != int(expected):
-                raise ChecksumError(
-                    checksum_type="crc32", expected_checksum=expected, actual_checksum=str(actual)
-                )
+        if expected is not None and zlib.crc32(raw) & 0xFFFFFFFF != int(expected):
+            raise unreachable("ChecksumError")
         metadata = {
             "RequestId": answer_headers.get("x-amzn-requestid", ""),
             "HTTPStatusCode": status,
@@ -285,51 +284,48 @@ class LeanClient:
             "RetryAttempts": 0,
         }
         if status >= 300:
-            raise self._error(operation, status, raw, metadata)
-        parsed: dict[str, Any] = orjson.loads(raw) if raw else {}
+            raise _error(status, raw, metadata)
+        parsed: Response = orjson.loads(raw) if raw else {}
         parsed["ResponseMetadata"] = metadata
         return parsed
 
-    def _error(
-        self, operation: str, status: int, raw: bytes, metadata: dict[str, Any]
-    ) -> ClientError:
-        """The ClientError botocore's JSON protocol parser makes of an error answer."""
-        body: dict[str, Any] = {}
-        stripped = raw.strip()
-        if status >= 500 and (not stripped or stripped.startswith(b"<html>")):
-            code, message = str(status), http.client.responses.get(status, "")
-        else:
-            try:
-                loaded = orjson.loads(raw) if raw else {}
-                body = loaded if isinstance(loaded, dict) else {}
-            except orjson.JSONDecodeError:
-                body = {"message": raw.decode("utf-8", "replace")}
-            message = body.get("message", body.get("Message", ""))
-            code = str(body.get("__type", str(status)))
-            code = code.split(":", 1)[0].rsplit("#", 1)[-1]
-        fields = {k: v for k, v in body.items() if k != "__type"}
-        error = {**fields, "Error": {"Message": message, "Code": code}}
-        error["ResponseMetadata"] = metadata
-        error_class = self.control.exceptions.from_code(code)
-        return error_class(error, operation)  # type: ignore[no-any-return]
+
+def _error(status: int, raw: bytes, metadata: dict[str, Any]) -> EdgewiseError:
+    """An error answer as botocore's JSON protocol parser reads it (code, message, the body's
+    modeled fields at the top level), translated as :mod:`graph.dynamo.boto` translates
+    botocore's ClientError."""
+    body: dict[str, Any] = {}
+    stripped = raw.strip()
+    if status >= 500 and (not stripped or stripped.startswith(b"<html>")):
+        code, message = str(status), http.client.responses.get(status, "")
+    else:
+        try:
+            loaded = orjson.loads(raw) if raw else {}
+            body = loaded if isinstance(loaded, dict) else {}
+        except orjson.JSONDecodeError:
+            body = {"message": raw.decode("utf-8", "replace")}
+        message = body.get("message", body.get("Message", ""))
+        code = str(body.get("__type", str(status)))
+        code = code.split(":", 1)[0].rsplit("#", 1)[-1]
+    fields = {k: v for k, v in body.items() if k != "__type"}
+    answer = {**fields, "Error": {"Message": message, "Code": code}, "ResponseMetadata": metadata}
+    return answered(code, status, answer)
 
 
 @asynccontextmanager
 async def open_lean_client(
-    control: Any,
+    control: ControlPlane,
     credentials: Any,
     *,
     connect_timeout: float = 2.0,
     read_timeout: float = 5.0,
     pool: int = 128,
 ) -> AsyncIterator[LeanClient]:
-    """A :class:`LeanClient` over ``control`` (an open aioboto3 DynamoDB client, whose resolved
-    endpoint and region it uses) with a pool and timeouts like
+    """A :class:`LeanClient` beside ``control`` (the control plane of an open aioboto3 client,
+    whose resolved endpoint and region it uses) with a pool and timeouts like
     :func:`graph.dynamo.client.client_config`'s. ``credentials`` are botocore's (None: none
     found)."""
-    transport = Pool(
-        str(control.meta.endpoint_url), connect_timeout, read_timeout, pool, KEEPALIVE_TIMEOUT
-    )
+    transport = Pool(control.endpoint, connect_timeout, read_timeout, pool, KEEPALIVE_TIMEOUT)
     try:
         yield LeanClient(control, transport, credentials)
     finally:

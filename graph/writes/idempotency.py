@@ -152,17 +152,17 @@ async def read(table: Table, state: Keyed) -> Record | None:
 async def record_answer(table: Table, state: Keyed, body: str, status: int) -> None:
     """Add the answer to the record this request wrote (and still owns)."""
     layout = table.layout
-    await table.call(
+    await table.write(
         "UpdateItem",
-        TableName=table.name,
-        Key=layout.key(state.key),
-        UpdateExpression="SET #a = :a, #s = :s",
-        ConditionExpression="#o = :o",
-        ExpressionAttributeNames={"#a": "answer", "#s": "status", "#o": "owner"},
-        ExpressionAttributeValues={
-            ":a": {"S": body},
-            ":s": {"N": str(status)},
-            ":o": {"S": state.owner},
+        {
+            "Key": layout.key(state.key),
+            "UpdateExpression": "SET #a = :a, #s = :s",
+            "ConditionExpression": "#o = :o",
+            "ExpressionAttributeNames": {"#a": "answer", "#s": "status", "#o": "owner"},
+            "ExpressionAttributeValues": {
+                ":a": {"S": body},
+                ":s": {"N": str(status)},
+                ":o": {"S": state.owner},
+            },
         },
-        ReturnConsumedCapacity="TOTAL",
     )

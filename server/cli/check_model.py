@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> None:
 
         async def describe() -> list[str]:
             async with client_of(args) as client:
-                return disagreements(engine.layout, await Table(client, name).describe())
+                table = Table(client, name, layout=engine.layout)
+                return disagreements(engine.layout, await table.describe())
 
         found = asyncio.run(describe())
         if found:

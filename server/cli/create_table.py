@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> None:
 
     async def create() -> bool:
         async with client_of(args) as client:
-            return await create_table(client, args.table, layout=layout)
+            return await create_table(client.control, args.table, layout=layout)
 
     created = asyncio.run(create())
     print(f"table {args.table!r} {'created' if created else 'already exists'} and ACTIVE")

@@ -32,7 +32,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from graph.sample import describe, sample
+    from graph.sample import UNKEYED, describe, sample
     from model.infer import InferError, infer, table_info
 
     if not args.table or args.dynamodb == "embedded":
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> None:
 
     async def read() -> tuple[dict[str, Any], Sample]:
         async with client_of(args) as client:
-            table = Table(client, args.table)
+            table = Table(client, args.table, layout=UNKEYED)
             described = await describe(table)
             total = min(args.sample, described.get("ItemCount") or args.sample)  # approximate
             with tqdm(total=total, unit="items", desc="sampling", file=sys.stderr) as bar:

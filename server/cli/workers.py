@@ -99,7 +99,7 @@ async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities
     async with open_client(Endpoint(url), config, lean=settings.client == "lean") as client:
         policy = RetryPolicy(deadline=settings.deadline)
         table = Table(client, settings.table, policy, layout=engine.layout)
-        await create_table(client, table.name, layout=engine.layout)
+        await create_table(client.control, table.name, layout=engine.layout)
         data_file = settings.data_file
         if data_file is not None and data_file.exists():
             log.info("loaded %d items from %s", await load(table, data_file), data_file)

@@ -83,7 +83,7 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         policy = RetryPolicy(deadline=settings.deadline)
         table = Table(client, name, policy, layout=engine.layout)
         if embedded_mode:
-            await create_table(client, name, layout=engine.layout)
+            await create_table(client.control, name, layout=engine.layout)
             if data_file is not None and data_file.exists():
                 count = await load(table, data_file)
                 log.info("loaded %d items from %s", count, data_file)
@@ -159,8 +159,8 @@ def _streams_endpoint(table: Table, settings: Settings) -> Endpoint:
     LocalStack serve DynamoDB Streams on the same URL)."""
     if settings.dynamodb == "aws":
         return Endpoint.parse("aws")
-    meta = table.client.meta
-    return Endpoint(str(meta.endpoint_url), getattr(meta, "region_name", None) or "us-east-1")
+    control = table.client.control
+    return Endpoint(control.endpoint, control.region)
 
 
 async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None:

@@ -121,7 +121,7 @@ async def run(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Callable[..., Run]]:
 
             async def answer(query: str, variables: dict[str, Any] | None) -> Any:
                 if not loaded:
-                    await create_table(client, engine.table_name, layout=engine.layout)
+                    await create_table(client.control, engine.table_name, layout=engine.layout)
                     table = Table(client, engine.table_name, layout=engine.layout)
                     await table.batch_write(engine.sample_items(table))
                     loaded.append(table)

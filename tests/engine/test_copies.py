@@ -182,7 +182,7 @@ async def test_access_rules_still_apply_to_nodes_answered_from_copies(
     engine = engine_for(str(tmp_path / "fleet.yaml"))
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url)) as client:
-        await create_table(client, engine.table_name, layout=engine.layout)
+        await create_table(client.control, engine.table_name, layout=engine.layout)
         table = Table(client, engine.table_name, layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
         settings = Settings(model=str(tmp_path / "fleet.yaml"))

@@ -97,7 +97,7 @@ async def seed(table: Table) -> dict[str, str]:
 
 
 async def demo_table(client: Any) -> Table:
-    await create_table(client, ENGINE.table_name, layout=ENGINE.layout)
+    await create_table(client.control, ENGINE.table_name, layout=ENGINE.layout)
     return Table(client, ENGINE.table_name, layout=ENGINE.layout)
 
 
@@ -198,7 +198,7 @@ UNREAD = ("Limit", "ReturnConsumedCapacity")  # Query parameters that do not cha
 
 
 class RecordingClient:
-    """Forwards to the real aioboto3 client and records what each call reads: a Query as its
+    """Forwards to the real data plane and records what each call reads: a Query as its
     index, key condition and start; a BatchGetItem as each of its keys."""
 
     def __init__(self, client: Any) -> None:
@@ -208,7 +208,7 @@ class RecordingClient:
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.client, name)
 
-        async def call(**params: Any) -> Any:
+        async def call(params: dict[str, Any]) -> Any:
             if name == "query":
                 read = {k: v for k, v in params.items() if k not in UNREAD}
                 self.reads.append(json.dumps(read, sort_keys=True, default=str))
@@ -216,7 +216,7 @@ class RecordingClient:
                 for table, request in params["RequestItems"].items():
                     for key in request["Keys"]:
                         self.reads.append(json.dumps([table, key], sort_keys=True))
-            return await method(**params)
+            return await method(params)
 
         return call
 
@@ -435,7 +435,7 @@ async def test_an_unseen_models_rules(dynamodb: EmbeddedDynamoDB, tmp_path: Any)
     engine = engine_for(str(path))
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url)) as client:
-        await create_table(client, engine.table_name, layout=engine.layout)
+        await create_table(client.control, engine.table_name, layout=engine.layout)
         table = Table(client, engine.table_name, layout=engine.layout)
         authenticator = Authenticator(secret=SECRET)
         app = create_app(Settings(model=str(path)), table=table, authenticator=authenticator)

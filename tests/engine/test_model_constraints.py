@@ -22,7 +22,7 @@ from models.demo.generate import demo_items
 from server.engine import DEMO, Engine, engine_for
 from server.http.app import create_app
 from server.settings import Settings
-from tests.helpers import gql
+from tests.helpers import DEMO_LAYOUT, gql
 from tests.table_state import SerialDynamoDB, scan
 
 Serve = Callable[[str], Awaitable[httpx.AsyncClient]]
@@ -100,7 +100,7 @@ async def http(model_http: Serve, model_file: str) -> httpx.AsyncClient:
 @pytest.fixture
 async def table(dynamodb: EmbeddedDynamoDB, http: httpx.AsyncClient) -> AsyncIterator[Table]:
     async with open_client(Endpoint(dynamodb.url)) as client:
-        yield Table(client, "clubs")
+        yield Table(client, "clubs", layout=DEMO_LAYOUT)
 
 
 def codes(body: dict[str, Any]) -> list[str]:
@@ -241,7 +241,7 @@ async def test_of_concurrent_joins_to_a_counted_one_end_exactly_one_wins(
     engine = engine_for(model_file)
     config = client_config(read_timeout=30.0)
     async with open_client(Endpoint(serial_dynamodb.url), config) as client:
-        await create_table(client, "clubs", layout=engine.layout)
+        await create_table(client.control, "clubs", layout=engine.layout)
         table = Table(client, "clubs", RetryPolicy(deadline=60.0), layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
         app = create_app(Settings(model=model_file), table=table)

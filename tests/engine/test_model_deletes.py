@@ -19,7 +19,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.errors import EdgewiseError
 from graph.items import Ref
 from graph.sample_items import build_items
-from graph.table import DEMO_LAYOUT, Item, Table
+from graph.table import Item, Table
 from graph.writes import deletes
 from graph.writes.writer import Writer
 from model import ModelError, load_model
@@ -27,7 +27,7 @@ from server.engine import Engine, engine_for
 from server.errors import code_of
 from server.http.app import create_app
 from server.settings import Settings
-from tests.helpers import gql
+from tests.helpers import DEMO_LAYOUT, gql
 from tests.table_state import SerialDynamoDB, demo_table, problems, scan
 
 MODEL = str(resources.files("models") / "demo" / "model.yaml")
@@ -352,10 +352,12 @@ async def test_a_marked_child_is_left_out_of_listings_and_counts(
     """Node listings (children, access patterns) filter marked items out in DynamoDB, so a
     filtered count agrees with the page."""
     await demo.client.update_item(
-        TableName=demo.name,
-        Key={"PK": {"S": "ORG#microsoft"}, "SK": {"S": "OFFICE#US#WA#Redmond#1#redmond"}},
-        UpdateExpression="SET deleting = :t",
-        ExpressionAttributeValues={":t": {"BOOL": True}},
+        dict(
+            TableName=demo.name,
+            Key={"PK": {"S": "ORG#microsoft"}, "SK": {"S": "OFFICE#US#WA#Redmond#1#redmond"}},
+            UpdateExpression="SET deleting = :t",
+            ExpressionAttributeValues={":t": {"BOOL": True}},
+        )
     )
     body = await gql(
         busy,

@@ -13,7 +13,7 @@ import pytest
 from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
-from tests.helpers import LEAN, gql
+from tests.helpers import DEMO_LAYOUT, LEAN, gql
 from tests.table_state import scan
 
 Serve = Callable[[str], Awaitable[httpx.AsyncClient]]
@@ -30,7 +30,7 @@ async def http(model_http: Serve) -> httpx.AsyncClient:
 async def items(dynamodb: EmbeddedDynamoDB) -> list[dict[str, Any]]:
     """Every item of the table, in key order (a strongly consistent Scan)."""
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
-        found = await scan(Table(client, "order-entry"))
+        found = await scan(Table(client, "order-entry", layout=DEMO_LAYOUT))
     return [found[key] for key in sorted(found)]
 
 
@@ -171,10 +171,12 @@ async def test_a_wrongly_typed_attribute_fails_only_its_field(
 ) -> None:
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         await client.update_item(
-            TableName="order-entry",
-            Key={"PK": {"S": "EMP#e1"}, "SK": {"S": "EMP#e1"}},
-            UpdateExpression="SET jobTitle = :n",
-            ExpressionAttributeValues={":n": {"N": "42"}},
+            dict(
+                TableName="order-entry",
+                Key={"PK": {"S": "EMP#e1"}, "SK": {"S": "EMP#e1"}},
+                UpdateExpression="SET jobTitle = :n",
+                ExpressionAttributeValues={":n": {"N": "42"}},
+            )
         )
     body = await gql(http, '{ employee(id: "e1") { name jobTitle } }')
     assert body["data"]["employee"] == {"name": "Ana Lima", "jobTitle": None}
@@ -189,14 +191,16 @@ async def test_an_item_no_type_explains_is_skipped(
 ) -> None:
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         await client.put_item(
-            TableName="order-entry",
-            Item={
-                "PK": {"S": "NOTE#1"},
-                "SK": {"S": "NOTE#1"},
-                "type": {"S": "Note"},
-                "GSI1PK": {"S": "REP#e1"},
-                "GSI1SK": {"S": "CUST#zz"},
-            },
+            dict(
+                TableName="order-entry",
+                Item={
+                    "PK": {"S": "NOTE#1"},
+                    "SK": {"S": "NOTE#1"},
+                    "type": {"S": "Note"},
+                    "GSI1PK": {"S": "REP#e1"},
+                    "GSI1SK": {"S": "CUST#zz"},
+                },
+            )
         )
     body = await gql(http, '{ employee(id: "e1") { customers { edges { node { id } } } } }')
     assert "errors" not in body

@@ -82,7 +82,10 @@ async def test_items_are_stored_as_the_seed_stores_them(
     assert created["data"]["createOrderItem"]["order"] == {"total": 12.0}
     async with open_client(Endpoint(dynamodb.url)) as client:
         response = await client.get_item(
-            TableName="app-table", Key={"pk": {"S": "order#abc-123"}, "sk": {"S": "item#item-9"}}
+            dict(
+                TableName="app-table",
+                Key={"pk": {"S": "order#abc-123"}, "sk": {"S": "item#item-9"}},
+            )
         )
     assert response["Item"] == {
         "pk": {"S": "order#abc-123"},

@@ -78,7 +78,7 @@ async def table(dynamodb: EmbeddedDynamoDB, engine: Engine) -> AsyncIterator[Tab
     """The demo graph with its replicas, as `edgewise seed` writes it."""
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url), PATIENT, lean=LEAN) as client:
-        await create_table(client, "graph", layout=engine.layout)
+        await create_table(client.control, "graph", layout=engine.layout)
         table = Table(client, "graph", PATIENCE, layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
         yield table
@@ -276,14 +276,16 @@ async def test_where_is_checked_on_the_copies_at_read_time(
 async def test_a_start_being_written_is_walked(table: Table, model_file: str) -> None:
     """A start marked pending reads its path, whatever its replicas hold."""
     await table.client.update_item(
-        TableName="graph",
-        Key={"PK": {"S": "USER#bob"}, "SK": {"S": "USER#bob"}},
-        UpdateExpression="SET #p = :one",
-        ExpressionAttributeNames={"#p": PENDING},
-        ExpressionAttributeValues={":one": {"N": "1"}},
+        dict(
+            TableName="graph",
+            Key={"PK": {"S": "USER#bob"}, "SK": {"S": "USER#bob"}},
+            UpdateExpression="SET #p = :one",
+            ExpressionAttributeNames={"#p": PENDING},
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
     )
     await table.client.delete_item(
-        TableName="graph", Key={"PK": {"S": "USER#bob"}, "SK": {"S": "GROUPSUB#prod1|group1"}}
+        dict(TableName="graph", Key={"PK": {"S": "USER#bob"}, "SK": {"S": "GROUPSUB#prod1|group1"}})
     )
     replica = await answers(table, model_file, "bob", "prod1")
     assert replica["data"]["user"]["hasAccess"] is True
@@ -360,7 +362,7 @@ async def test_concurrent_membership_and_subscription_changes_leave_the_replica_
     serial_server.reset()
     config = client_config(read_timeout=30.0)
     async with open_client(Endpoint(serial_server.url), config, lean=LEAN) as client:
-        await create_table(client, "graph", layout=engine.layout)
+        await create_table(client.control, "graph", layout=engine.layout)
         table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
         await asyncio.gather(
@@ -390,23 +392,29 @@ async def test_rebuild_lists_and_repairs_drift(
 ) -> None:
     client = table.client
     await client.delete_item(
-        TableName="graph", Key={"PK": {"S": "USER#alice"}, "SK": {"S": "GROUPSUB#prod1|group1"}}
+        dict(
+            TableName="graph", Key={"PK": {"S": "USER#alice"}, "SK": {"S": "GROUPSUB#prod1|group1"}}
+        )
     )
     await client.put_item(
-        TableName="graph",
-        Item={
-            "PK": {"S": "USER#bob"},
-            "SK": {"S": "GROUPSUB#prod3|group2"},
-            "type": {"S": "User.products"},
-            "status": {"S": "ACTIVE"},
-        },
+        dict(
+            TableName="graph",
+            Item={
+                "PK": {"S": "USER#bob"},
+                "SK": {"S": "GROUPSUB#prod3|group2"},
+                "type": {"S": "User.products"},
+                "status": {"S": "ACTIVE"},
+            },
+        )
     )
     await client.update_item(
-        TableName="graph",
-        Key={"PK": {"S": "USER#bob"}, "SK": {"S": "GROUPSUB#prod2|group1"}},
-        UpdateExpression="SET #s = :c",
-        ExpressionAttributeNames={"#s": "status"},
-        ExpressionAttributeValues={":c": {"S": "CANCELED"}},
+        dict(
+            TableName="graph",
+            Key={"PK": {"S": "USER#bob"}, "SK": {"S": "GROUPSUB#prod2|group1"}},
+            UpdateExpression="SET #s = :c",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":c": {"S": "CANCELED"}},
+        )
     )
     args = ["rebuild", "--model", model_file, "--dynamodb", dynamodb.url]
     expected = (
@@ -481,7 +489,7 @@ class Interleavings(RuleBasedStateMachine):
         client = await self.stack.enter_async_context(
             open_client(Endpoint(self.server.url), config, lean=LEAN)
         )
-        await create_table(client, "graph", layout=self.engine.layout)
+        await create_table(client.control, "graph", layout=self.engine.layout)
         table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=self.engine.layout)
         await table.batch_write(self.engine.sample_items(table))
         return table

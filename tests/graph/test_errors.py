@@ -1,4 +1,5 @@
-"""Unit tests of graph.errors: which botocore failures are retried and what they become."""
+"""Unit tests of graph.errors and of the botocore client's translation (graph.dynamo.boto): which
+botocore failures are retried and what they become."""
 
 from __future__ import annotations
 
@@ -13,16 +14,8 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from graph.errors import (
-    BadUserInput,
-    Conflict,
-    EdgewiseError,
-    NotFound,
-    Unavailable,
-    error_code,
-    is_retryable,
-    translate,
-)
+from graph.dynamo.boto import error_code, translate
+from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound, Unavailable
 from server.errors import code_of
 
 THROTTLING_CODES = [
@@ -87,7 +80,7 @@ def test_error_code_reads_client_errors_only() -> None:
 )
 def test_throttling_and_5xx_are_retryable_and_unavailable(code: str, status: int) -> None:
     exc = client_error(code, status)
-    assert is_retryable(exc)
+    assert translate(exc).retryable
     err = translate(exc)
     assert type(err) is Unavailable
     assert code_of(err) == "UNAVAILABLE"
@@ -99,7 +92,7 @@ def test_throttling_and_5xx_are_retryable_and_unavailable(code: str, status: int
 @pytest.mark.parametrize("code", CLIENT_CODES)
 def test_client_errors_are_not_retryable_and_internal(code: str) -> None:
     exc = client_error(code, 400, message="secret detail")
-    assert not is_retryable(exc)
+    assert not translate(exc).retryable
     err = translate(exc)
     assert type(err) is EdgewiseError
     assert code_of(err) == "INTERNAL_SERVER_ERROR"
@@ -109,7 +102,7 @@ def test_client_errors_are_not_retryable_and_internal(code: str) -> None:
 
 def test_client_error_without_metadata_is_not_retryable() -> None:
     exc = ClientError({"Error": {"Code": "ValidationException", "Message": "m"}}, "Query")
-    assert not is_retryable(exc)
+    assert not translate(exc).retryable
     assert type(translate(exc)) is EdgewiseError
 
 
@@ -124,7 +117,7 @@ def test_missing_table_tells_to_create_it(status: int) -> None:
 
 
 def test_missing_table_is_not_retryable() -> None:
-    assert not is_retryable(client_error("ResourceNotFoundException", 400))
+    assert not translate(client_error("ResourceNotFoundException", 400)).retryable
 
 
 @pytest.mark.parametrize(
@@ -141,7 +134,7 @@ def test_missing_table_is_not_retryable() -> None:
     ids=type,
 )
 def test_connection_failures_are_retryable_and_unavailable(exc: Exception) -> None:
-    assert is_retryable(exc)
+    assert translate(exc).retryable
     err = translate(exc)
     assert type(err) is Unavailable
     assert type(exc).__name__ in str(err)
@@ -151,7 +144,7 @@ def test_connection_failures_are_retryable_and_unavailable(exc: Exception) -> No
     "exc", [ValueError("x"), KeyError("PK"), RuntimeError("y"), TypeError("z")], ids=type
 )
 def test_other_exceptions_are_internal(exc: Exception) -> None:
-    assert not is_retryable(exc)
+    assert not translate(exc).retryable
     err = translate(exc)
     assert type(err) is EdgewiseError
     assert type(exc).__name__ in str(err)
@@ -163,7 +156,7 @@ def test_other_exceptions_are_internal(exc: Exception) -> None:
     ids=type,
 )
 def test_client_side_botocore_errors_are_not_retryable(exc: Exception) -> None:
-    assert not is_retryable(exc)
+    assert not translate(exc).retryable
     assert type(translate(exc)) is EdgewiseError
 
 
@@ -172,5 +165,5 @@ def test_a_request_refused_as_invalid_is_never_retried_whatever_its_status(statu
     """DynamoDB answers 400; an endpoint that answers a 5xx for the same refusal (moto, on a
     bound of the wrong type) must not turn it into seconds of retries."""
     exc = client_error("ValidationException", status, message="Invalid KeyConditionExpression")
-    assert not is_retryable(exc)
+    assert not translate(exc).retryable
     assert code_of(translate(exc)) == "INTERNAL_SERVER_ERROR"

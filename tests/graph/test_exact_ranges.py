@@ -18,7 +18,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.reads import Listing, PageKey, Reads, narrowed
 from graph.table import Table
 from model import Template
-from tests.helpers import LEAN
+from tests.helpers import DEMO_LAYOUT, LEAN
 
 SEPARATORS = ["|", "~", "-", "_", "$", "#"]
 # Values over characters on both sides of every separator (digits and letters sort below `|`
@@ -34,8 +34,8 @@ def _keep(value: str, low: str | None, high: str | None, exclusive: bool) -> boo
 
 async def _read(url: str, rows: list[tuple[str, str]], template: Template, **where: Any) -> list:
     async with open_client(Endpoint(url), lean=LEAN) as client:
-        await create_table(client, "graph")
-        table = Table(client, "graph")
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        table = Table(client, "graph", layout=DEMO_LAYOUT)
         await table.batch_write(
             [{"PK": "P", "SK": template.format({"a": a, "b": b})} for a, b in rows]
         )

@@ -10,6 +10,7 @@ from graph.errors import EdgewiseError
 from graph.keys import ItemKey
 from graph.shared import SharedGets, SharingTable
 from graph.table import Table
+from tests.helpers import DEMO_LAYOUT
 
 ALICE = ItemKey("USER#alice", "USER#alice")
 BOB = ItemKey("USER#bob", "USER#bob")
@@ -37,7 +38,7 @@ async def test_reads_of_one_turn_share_one_batch_and_each_reader_gets_its_own_co
 async def test_a_failed_shared_read_fails_each_of_its_readers_and_not_the_next(
     demo: Table,
 ) -> None:
-    gets = SharedGets(Table(demo.client, "no-such-table"))
+    gets = SharedGets(Table(demo.client, "no-such-table", layout=DEMO_LAYOUT))
     results = await asyncio.gather(
         gets.get_many([ALICE]), gets.get_many([BOB]), return_exceptions=True
     )

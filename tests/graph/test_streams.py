@@ -13,7 +13,8 @@ from graph.dynamo.client import Endpoint, open_streams_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.dynamo.streams import StreamReader, stream_arn
 from graph.keys import ItemKey
-from graph.table import DEMO_LAYOUT, Table
+from graph.table import Table
+from tests.helpers import DEMO_LAYOUT
 
 
 def _record(pk: str, sequence: int) -> dict[str, Any]:

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
+from graph.dynamo.boto import translate
 from graph.errors import EdgewiseError, Unavailable
 from graph.keys import ItemKey
-from graph.table import DEMO_LAYOUT, Page, RetryPolicy, Table, Trace
+from graph.table import RetryPolicy, Table, Trace
 from server.errors import code_of
+from tests.helpers import DEMO_LAYOUT
 
 NAME = "graph"
 FAST = RetryPolicy(attempts=8, base_delay=0.001, max_delay=0.002, deadline=1.0)
@@ -42,9 +44,10 @@ def keys_of(n: int, prefix: str = "USER#u") -> list[ItemKey]:
 
 
 class FakeClient:
-    """Records every call; answers from ``script[operation]`` first (a response, an exception to
-    raise, or a function of the params), then from the operation's default behaviour: BatchGetItem
-    reads ``store`` (answering in reverse order), the others succeed with an empty response."""
+    """A data plane that records every call; answers from ``script[operation]`` first (a
+    response, a botocore exception to raise, translated as the botocore client translates it, or
+    a function of the params), then from the operation's default behaviour: BatchGetItem reads
+    ``store`` (answering in reverse order), the others succeed with an empty response."""
 
     def __init__(self, store: dict[ItemKey, dict[str, Any]] | None = None, delay: float = 0.0):
         self.store = store or {}
@@ -65,7 +68,7 @@ class FakeClient:
             await asyncio.sleep(self.delay)
             outcome = self.script[operation].pop(0) if self.script[operation] else default
             if isinstance(outcome, Exception):
-                raise outcome
+                raise translate(outcome) from outcome
             return outcome(params) if callable(outcome) else outcome
         finally:
             self.in_flight -= 1
@@ -79,16 +82,16 @@ class FakeClient:
                 found.append(self.store[key])
         return {"Responses": {name: found[::-1]}, "UnprocessedKeys": {}}
 
-    async def batch_get_item(self, **params: Any) -> Response:
+    async def batch_get_item(self, params: dict[str, Any]) -> Response:
         return await self._answer("batch_get_item", params, self._get_from_store)
 
-    async def batch_write_item(self, **params: Any) -> Response:
+    async def batch_write_item(self, params: dict[str, Any]) -> Response:
         return await self._answer("batch_write_item", params, lambda _: {"UnprocessedItems": {}})
 
-    async def query(self, **params: Any) -> Response:
+    async def query(self, params: dict[str, Any]) -> Response:
         return await self._answer("query", params, lambda _: {"Items": [], "Count": 0})
 
-    async def put_item(self, **params: Any) -> Response:
+    async def put_item(self, params: dict[str, Any]) -> Response:
         return await self._answer("put_item", params, lambda _: {})
 
 
@@ -97,7 +100,15 @@ def sent_keys(params: dict[str, Any]) -> list[ItemKey]:
 
 
 def make_table(client: FakeClient, policy: RetryPolicy = FAST) -> Table:
-    return Table(client, NAME, policy)
+    return Table(client, NAME, policy, layout=DEMO_LAYOUT)  # type: ignore[arg-type]
+
+
+async def query(table: Table) -> Response:
+    return await table.call("Query", table.client.query, {"TableName": NAME})
+
+
+async def put(table: Table) -> Response:
+    return await table.call("PutItem", table.client.put_item, {"TableName": NAME, "Item": {}})
 
 
 # --- get_many ------------------------------------------------------------------------------
@@ -255,7 +266,7 @@ async def test_call_retries_retryable_failures_then_succeeds(failure: Exception)
     client.script["query"] = [failure, failure, ok]
     table = make_table(client)
 
-    assert await table.call("Query", TableName=NAME) is ok
+    assert await query(table) is ok
 
     assert len(client.ops("query")) == 3
     assert table.trace.requests == 3
@@ -272,7 +283,7 @@ async def test_call_does_not_retry_client_errors(code: str) -> None:
     table = make_table(client)
 
     with pytest.raises(EdgewiseError) as caught:
-        await table.call("PutItem", TableName=NAME, Item={})
+        await put(table)
 
     assert len(client.ops("put_item")) == 1
     assert table.trace.requests == 1
@@ -283,7 +294,7 @@ async def test_call_conditional_check_failure_is_a_plain_internal_error() -> Non
     client = FakeClient()
     client.script["put_item"] = [client_error("ConditionalCheckFailedException")]
     with pytest.raises(EdgewiseError) as caught:
-        await make_table(client).call("PutItem", TableName=NAME, Item={})
+        await put(make_table(client))
     assert type(caught.value) is EdgewiseError
     assert code_of(caught.value) == "INTERNAL_SERVER_ERROR"
 
@@ -296,7 +307,7 @@ async def test_call_stops_after_the_policy_attempts(attempts: int) -> None:
     table = make_table(client, RetryPolicy(attempts, base_delay=0.001, max_delay=0.002))
 
     with pytest.raises(Unavailable) as caught:
-        await table.call("Query", TableName=NAME)
+        await query(table)
 
     assert len(client.ops("query")) == attempts
     assert table.trace.requests == attempts
@@ -311,7 +322,7 @@ async def test_call_stops_at_the_policy_deadline() -> None:
 
     started = time.monotonic()
     with pytest.raises(Unavailable):
-        await table.call("Query", TableName=NAME)
+        await query(table)
 
     assert time.monotonic() - started < 0.5
     assert 2 <= len(client.ops("query")) < 50
@@ -403,11 +414,11 @@ async def test_trace_counts_calls_in_flight_together_as_one_round() -> None:
     client = FakeClient(delay=0.01)
     table = make_table(client)
 
-    await asyncio.gather(table.call("Query", TableName=NAME), table.call("Query", TableName=NAME))
+    await asyncio.gather(query(table), query(table))
     assert client.max_in_flight == 2
     assert (table.trace.requests, table.trace.rounds) == (2, 1)
 
-    await table.call("Query", TableName=NAME)
+    await query(table)
     assert (table.trace.requests, table.trace.rounds) == (3, 2)
     assert table.trace.in_flight == 0
 
@@ -415,7 +426,7 @@ async def test_trace_counts_calls_in_flight_together_as_one_round() -> None:
 async def test_trace_counts_sequential_calls_as_separate_rounds() -> None:
     table = make_table(FakeClient())
     for _ in range(3):
-        await table.call("Query", TableName=NAME)
+        await query(table)
     assert table.trace.rounds == 3
     assert table.trace.as_dict()["operations"] == {"Query": 3}
 
@@ -449,9 +460,9 @@ async def test_trace_releases_in_flight_on_failure() -> None:
     client.script["query"] = [client_error("ValidationException")]
     table = make_table(client)
     with pytest.raises(EdgewiseError):
-        await table.call("Query", TableName=NAME)
+        await query(table)
     assert table.trace.in_flight == 0
-    await table.call("Query", TableName=NAME)
+    await query(table)
     assert table.trace.rounds == 2
 
 
@@ -462,8 +473,8 @@ async def test_trace_sums_consumed_capacity() -> None:
         {"Items": [], "ConsumedCapacity": {"TableName": NAME, "CapacityUnits": 0.5}},
     ]
     table = make_table(client)
-    await table.call("Query", TableName=NAME)
-    await table.call("Query", TableName=NAME)
+    await query(table)
+    await query(table)
     assert table.trace.as_dict()["consumedReadUnits"] == 2.0
     assert table.trace.as_dict()["consumedWriteUnits"] == 0.0
 
@@ -491,74 +502,10 @@ def test_for_request_shares_the_client_with_a_fresh_trace() -> None:
     assert view.trace.requests == 0
 
 
-# --- query_page ----------------------------------------------------------------------------
+# --- query ----------------------------------------------------------------------------------
 
 
-async def test_query_page_on_the_table() -> None:
-    client = FakeClient()
-    page = await make_table(client).query_page("USER#alice", "GROUP#")
-    (params,) = client.ops("query")
-    assert params == {
-        "TableName": NAME,
-        "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
-        "ExpressionAttributeNames": {"#h": "PK", "#r": "SK"},
-        "ExpressionAttributeValues": {":h": {"S": "USER#alice"}, ":r": {"S": "GROUP#"}},
-        "ScanIndexForward": True,
-        "ReturnConsumedCapacity": "TOTAL",
-    }
-    assert page == Page([], None)
-
-
-async def test_query_page_on_the_inverted_index() -> None:
-    client = FakeClient()
-    after = ItemKey("USER#alice", "GROUP#group1")
-    await make_table(client).query_page(
-        "GROUP#group1", "USER#", index="inverted", limit=11, after=after, forward=False
-    )
-    (params,) = client.ops("query")
-    assert params == {
-        "TableName": NAME,
-        "IndexName": "inverted",
-        "KeyConditionExpression": "#h = :h AND begins_with(#r, :r)",
-        "ExpressionAttributeNames": {"#h": "SK", "#r": "PK"},
-        "ExpressionAttributeValues": {":h": {"S": "GROUP#group1"}, ":r": {"S": "USER#"}},
-        "ScanIndexForward": False,
-        "ReturnConsumedCapacity": "TOTAL",
-        "Limit": 11,
-        "ExclusiveStartKey": {"PK": {"S": "USER#alice"}, "SK": {"S": "GROUP#group1"}},
-    }
-
-
-@pytest.mark.parametrize(
-    ("limit", "after"), [(None, None), (1, None), (None, ItemKey("a", "b")), (5, ItemKey("c", "d"))]
-)
-async def test_query_page_sets_limit_and_start_only_when_given(
-    limit: int | None, after: ItemKey | None
-) -> None:
-    client = FakeClient()
-    await make_table(client).query_page("USER#alice", "GROUP#", limit=limit, after=after)
-    (params,) = client.ops("query")
-    assert params.get("Limit") == limit
-    assert params.get("ExclusiveStartKey") == (DEMO_LAYOUT.key(after) if after else None)
-    assert "IndexName" not in params
-    assert "Select" not in params
-
-
-async def test_query_page_returns_the_last_evaluated_key() -> None:
-    client = FakeClient()
-    last = ItemKey("USER#alice", "GROUP#group2")
-    client.script["query"] = [
-        {
-            "Items": [raw_item(ItemKey("USER#alice", "GROUP#group1")), raw_item(last)],
-            "LastEvaluatedKey": DEMO_LAYOUT.key(last),
-        }
-    ]
-    page = await make_table(client).query_page("USER#alice", "GROUP#", limit=2)
-    assert page.last == last
-    assert [item["SK"] for item in page.items] == ["GROUP#group1", "GROUP#group2"]
-
-
-async def test_query_page_deserializes_typed_values() -> None:
+async def test_query_deserializes_typed_values() -> None:
     client = FakeClient()
     client.script["query"] = [
         {
@@ -576,7 +523,7 @@ async def test_query_page_deserializes_typed_values() -> None:
             ]
         }
     ]
-    (item,) = (await make_table(client).query_page("GROUP#g", "PRODUCT#")).items
+    (item,), _, _ = await make_table(client).query(KeyConditionExpression="#h = :h")
     assert item == {
         "PK": "GROUP#g",
         "SK": "PRODUCT#p",
@@ -598,45 +545,6 @@ async def test_get_many_deserializes_typed_values() -> None:
     found = await make_table(client).get_many([key])
     assert found == {key: {"PK": key.pk, "SK": key.sk, "version": Decimal(1), "name": "Alice"}}
     assert type(found[key]["version"]) is Decimal
-
-
-async def test_query_page_count_selects_count() -> None:
-    client = FakeClient()
-    client.script["query"] = [{"Count": 4, "ScannedCount": 4}]
-    page = await make_table(client).query_page("USER#alice", "GROUP#", count=True)
-    (params,) = client.ops("query")
-    assert params["Select"] == "COUNT"
-    assert page == Page([{"count": 4}], None)
-
-
-# --- query_all / count ---------------------------------------------------------------------
-
-
-async def test_query_all_follows_pages() -> None:
-    client = FakeClient()
-    k1, k2, k3 = (ItemKey("USER#alice", f"GROUP#g{i}") for i in range(3))
-    client.script["query"] = [
-        {"Items": [raw_item(k1), raw_item(k2)], "LastEvaluatedKey": DEMO_LAYOUT.key(k2)},
-        {"Items": [raw_item(k3)]},
-    ]
-    items = await make_table(client).query_all("USER#alice", "GROUP#", index="inverted")
-    assert [item["SK"] for item in items] == [k1.sk, k2.sk, k3.sk]
-    first, second = client.ops("query")
-    assert "ExclusiveStartKey" not in first
-    assert second["ExclusiveStartKey"] == DEMO_LAYOUT.key(k2)
-    assert first["IndexName"] == second["IndexName"] == "inverted"
-
-
-async def test_count_sums_pages() -> None:
-    client = FakeClient()
-    last = ItemKey("USER#alice", "GROUP#g9")
-    client.script["query"] = [
-        {"Count": 3, "LastEvaluatedKey": DEMO_LAYOUT.key(last)},
-        {"Count": 0, "LastEvaluatedKey": DEMO_LAYOUT.key(last)},
-        {"Count": 2},
-    ]
-    assert await make_table(client).count("USER#alice", "GROUP#") == 5
-    assert len(client.ops("query")) == 3
 
 
 def test_an_item_key_made_in_c_is_an_item_key() -> None:

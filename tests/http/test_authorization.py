@@ -19,6 +19,7 @@ from models.demo.generate import build
 from server.http.app import create_app
 from server.http.auth import Authenticator
 from server.settings import Settings
+from tests.helpers import DEMO_LAYOUT
 from tests.table_state import scan
 from tests.tokens import SECRET, asgi, bearer, hs256, seeded_table
 
@@ -713,7 +714,7 @@ UNREAD = ("Limit", "ReturnConsumedCapacity")  # Query parameters that do not cha
 
 
 class RecordingClient:
-    """Forwards to the real aioboto3 client and records what each call reads: a Query as its
+    """Forwards to the real data plane and records what each call reads: a Query as its
     index, key condition and start; a BatchGetItem as each of its keys."""
 
     def __init__(self, client: Any) -> None:
@@ -723,7 +724,7 @@ class RecordingClient:
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.client, name)
 
-        async def call(**params: Any) -> Any:
+        async def call(params: dict[str, Any]) -> Any:
             if name == "query":
                 read = {k: v for k, v in params.items() if k not in UNREAD}
                 self.reads.append(json.dumps(read, sort_keys=True, default=str))
@@ -731,7 +732,7 @@ class RecordingClient:
                 for table, request in params["RequestItems"].items():
                     for key in request["Keys"]:
                         self.reads.append(json.dumps([table, key], sort_keys=True))
-            return await method(**params)
+            return await method(params)
 
         return call
 
@@ -739,7 +740,7 @@ class RecordingClient:
 async def traced(table: Table, principal: str, query: str) -> tuple[dict[str, Any], list[str]]:
     """The request's trace, and the DynamoDB requests it sent (as comparable strings)."""
     recorder = RecordingClient(table.client)
-    app = app_for(Table(recorder, table.name))
+    app = app_for(Table(recorder, table.name, layout=DEMO_LAYOUT))
     async with asgi(app) as client:
         body = await post(client, principal, query, trace=True)
     assert "errors" not in body, body["errors"]

@@ -27,6 +27,7 @@ from graph.table import Table
 from models.demo.generate import demo_items
 from server.http.app import create_app
 from server.settings import Settings
+from tests.helpers import DEMO_LAYOUT
 from tests.served import serve_in_thread
 
 FUZZ_EXAMPLES = os.environ.get("EDGEWISE_FUZZ_EXAMPLES")
@@ -42,8 +43,8 @@ assert len(OPERATIONS) == len(LOADED), LOADED  # schemathesis could read every r
 
 async def _load_demo(url: str) -> None:
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, "graph")
-        await Table(client, "graph").batch_write(demo_items())
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        await Table(client, "graph", layout=DEMO_LAYOUT).batch_write(demo_items())
 
 
 @pytest.fixture(scope="module")

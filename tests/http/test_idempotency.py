@@ -26,7 +26,7 @@ from server.http.app import create_app
 from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.faults import FaultProxy
-from tests.helpers import LEAN
+from tests.helpers import DEMO_LAYOUT, LEAN
 from tests.table_state import scan
 from tests.tokens import SECRET, bearer, hs256
 
@@ -248,7 +248,7 @@ async def proxied(demo: Table, dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Faul
 
 
 def through(proxy: FaultProxy, client: Any, attempts: int = 4) -> Table:
-    return Table(client, "graph", RetryPolicy(attempts, 0.001, 0.02, 10))
+    return Table(client, "graph", RetryPolicy(attempts, 0.001, 0.02, 10), layout=DEMO_LAYOUT)
 
 
 async def test_a_retry_after_a_lost_answer_applies_once(demo: Table, proxied: FaultProxy) -> None:
@@ -312,13 +312,14 @@ async def test_a_request_that_failed_after_its_write_is_never_applied_again(
             assert (running.status_code, codes(running)) == (409, ["CONFLICT"])
             assert 1 <= int(running.headers["Retry-After"]) <= 10 + 6
             [record] = await records(demo)
-            await demo.call(  # the first request's lease ran out
+            await demo.write(  # the first request's lease ran out
                 "UpdateItem",
-                TableName="graph",
-                Key={"PK": {"S": record["PK"]}, "SK": {"S": record["SK"]}},
-                UpdateExpression="SET #u = :u",
-                ExpressionAttributeNames={"#u": "until"},
-                ExpressionAttributeValues={":u": {"N": str(int(time.time()) - 1)}},
+                {
+                    "Key": {"PK": {"S": record["PK"]}, "SK": {"S": record["SK"]}},
+                    "UpdateExpression": "SET #u = :u",
+                    "ExpressionAttributeNames": {"#u": "until"},
+                    "ExpressionAttributeValues": {":u": {"N": str(int(time.time()) - 1)}},
+                },
             )
             lost = await send(http)
     assert (lost.status_code, codes(lost)) == (409, ["CONFLICT"])
@@ -383,7 +384,7 @@ async def model_table(dynamodb: EmbeddedDynamoDB) -> AsyncIterator[Any]:
 
         async def make(model: str) -> tuple[Table, httpx.AsyncClient]:
             engine = engine_for(model)
-            await create_table(client, engine.table_name, layout=engine.layout)
+            await create_table(client.control, engine.table_name, layout=engine.layout)
             table = Table(client, engine.table_name, layout=engine.layout)
             await table.batch_write(engine.sample_items(table))
             app = create_app(Settings(model=model), table=table)
@@ -415,17 +416,19 @@ async def test_every_model_keeps_its_record_out_of_the_graph(
     lines = (tmp_path / "dump.jsonl").read_text().splitlines()
     assert count == len(lines) == len(items) - 1
     assert not any(RECORD_PREFIX in line for line in lines)
-    described = (await table.client.describe_table(TableName=table.name))["Table"]
-    raw = (await table.client.scan(TableName=table.name))["Items"]
+    described = (await table.client.control.describe_table(dict(TableName=table.name)))["Table"]
+    raw = (await table.client.control.scan(dict(TableName=table.name)))["Items"]
     assert RECORD_PREFIX not in infer(table_info(described), raw, complete=True).text
     assert [from_dynamo(i) for i in raw if RECORD_PREFIX in str(i)] == [record]
 
 
 async def test_create_table_enables_ttl_on_the_record_expiry(table: Table) -> None:
-    described = await table.client.describe_time_to_live(TableName=table.name)
+    described = await table.client.control.describe_time_to_live(dict(TableName=table.name))
     ttl = described["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", RECORD_EXPIRES)
-    assert await create_table(table.client, table.name) is False  # again: unchanged
+    assert (
+        await create_table(table.client.control, table.name, layout=DEMO_LAYOUT) is False
+    )  # again: unchanged
 
 
 async def test_a_key_is_the_principals_own(demo: Table) -> None:

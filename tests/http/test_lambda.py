@@ -20,6 +20,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from models.demo.generate import demo_items
 from tests.faults import FaultProxy
+from tests.helpers import DEMO_LAYOUT
 
 QUERY = '{ user(id: "alice") { name groups { edges { node { name } } } } }'
 CREATE = 'mutation { createUser(input: {id: "carol", name: "Carol"}) { id name version } }'
@@ -139,8 +140,8 @@ class ThreadedProxy:
 
 async def _demo_table(url: str) -> None:
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, "graph")
-        await Table(client, "graph").batch_write(demo_items())
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        await Table(client, "graph", layout=DEMO_LAYOUT).batch_write(demo_items())
 
 
 @pytest.fixture

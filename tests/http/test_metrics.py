@@ -15,6 +15,7 @@ from server.http.app import create_app
 from server.http.auth import Authenticator
 from server.settings import Settings
 from tests.faults import FaultProxy
+from tests.helpers import DEMO_LAYOUT
 from tests.tokens import SECRET, asgi
 
 TRACE = {"Edgewise-Trace": "1"}
@@ -86,7 +87,9 @@ async def test_throttles_and_retries_are_counted(dynamodb: EmbeddedDynamoDB, dem
         FaultProxy(dynamodb.url) as proxy,
         open_client(Endpoint(proxy.url), client_config(0.5, 1.0)) as client,
     ):
-        table = Table(client, "graph", RetryPolicy(base_delay=0.001, max_delay=0.01))
+        table = Table(
+            client, "graph", RetryPolicy(base_delay=0.001, max_delay=0.01), layout=DEMO_LAYOUT
+        )
         async with asgi(create_app(table=table)) as http:
             proxy.inject("BatchGetItem", "throttle", times=2)
             proxy.inject("Query", "server_error")

@@ -21,7 +21,7 @@ from graph.table import Table
 from server.engine.fields import EdgeValue
 from server.http.app import create_app
 from server.settings import Settings
-from tests.helpers import gql
+from tests.helpers import DEMO_LAYOUT, gql
 
 CHAIN = """{ user(id: "alice") { groups(first: 100) { edges { node {
     name subscriptions(first: 20) { edges { node { name } } } } } } } }"""
@@ -324,7 +324,7 @@ async def test_trace_only_when_asked(http: httpx.AsyncClient) -> None:
 async def test_health_and_readiness(http: httpx.AsyncClient, demo: Table) -> None:
     assert (await http.get("/healthz")).status_code == 200
     assert (await http.get("/readyz")).status_code == 200
-    missing = Table(demo.client, "no-such-table")
+    missing = Table(demo.client, "no-such-table", layout=DEMO_LAYOUT)
     transport = httpx.ASGITransport(app=create_app(table=missing))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         assert (await client.get("/healthz")).status_code == 200

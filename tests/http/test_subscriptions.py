@@ -254,12 +254,14 @@ async def test_live_queries_of_two_principals_share_reads_but_not_answers(
         assert (await receive(alice))["payload"] == {"data": {"user": None}}
         assert (await receive(himself))["payload"] == {"data": {"user": {"name": "Bill Gates"}}}
         before = hub._gets.requests
-        await hub.table.client.update_item(  # a write straight into the table
-            TableName="graph",
-            Key={"PK": {"S": "USER#billgates"}, "SK": {"S": "USER#billgates"}},
-            UpdateExpression="SET #n = :n",
-            ExpressionAttributeNames={"#n": "name"},
-            ExpressionAttributeValues={":n": {"S": "William"}},
+        await hub.table.client.update_item(
+            dict(  # a write straight into the table
+                TableName="graph",
+                Key={"PK": {"S": "USER#billgates"}, "SK": {"S": "USER#billgates"}},
+                UpdateExpression="SET #n = :n",
+                ExpressionAttributeNames={"#n": "name"},
+                ExpressionAttributeValues={":n": {"S": "William"}},
+            )
         )
         assert (await receive(himself))["payload"] == {"data": {"user": {"name": "William"}}}
         assert await silent(alice)  # still null for her: the shared item was hers to check

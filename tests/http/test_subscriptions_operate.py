@@ -22,6 +22,7 @@ from graph.table import Table
 from server.http.app import create_app
 from server.http.auth import Authenticator
 from server.settings import Settings
+from tests.helpers import DEMO_LAYOUT
 from tests.http.test_subscriptions import hub_of, post, receive, served, socket, subscribe
 from tests.tokens import SECRET, bearer, hs256
 
@@ -31,10 +32,10 @@ SUBSCRIPTION_TYPE = "{ __schema { subscriptionType { name } } }"
 async def test_a_table_without_a_stream_serves_no_subscription_type_and_says_so(
     table: Table, caplog: pytest.LogCaptureFixture
 ) -> None:
-    definition = table_definition("plain")
+    definition = table_definition("plain", DEMO_LAYOUT)
     del definition["StreamSpecification"]
-    await table.client.create_table(**definition)
-    plain = Table(table.client, "plain")
+    await table.client.control.create_table(definition)
+    plain = Table(table.client, "plain", layout=DEMO_LAYOUT)
     with caplog.at_level(logging.WARNING, "edgewise"):
         async with served(create_app(table=plain)) as (url, app):
             body = await post(url, SUBSCRIPTION_TYPE)
@@ -91,9 +92,9 @@ async def test_readyz_reports_the_stream_reader_down(
             await receive(ws)
             assert (await client.get(f"{url}/readyz")).status_code == 200
             dynamodb.reset()  # the table, and its stream, are gone; a table without one
-            definition = table_definition("graph")
+            definition = table_definition("graph", DEMO_LAYOUT)
             del definition["StreamSpecification"]
-            await demo.client.create_table(**definition)
+            await demo.client.control.create_table(definition)
             for _ in range(100):
                 ready = await client.get(f"{url}/readyz")
                 if "stream reader" in ready.text:

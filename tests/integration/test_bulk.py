@@ -24,6 +24,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.errors import BadUserInput
 from graph.table import Item, Table, from_dynamo
 from models.demo.generate import demo_items
+from tests.helpers import DEMO_LAYOUT
 
 EDGEWISE = [sys.executable, "-m", "server"]
 
@@ -63,7 +64,7 @@ async def scan(table: Table) -> list[Item]:
     items: list[Item] = []
     params: dict[str, Any] = {"TableName": table.name}
     while True:
-        response = await table.client.scan(**params)
+        response = await table.client.control.scan(params)
         items += [from_dynamo(raw) for raw in response["Items"]]
         if "LastEvaluatedKey" not in response:
             return by_key(items)
@@ -74,8 +75,8 @@ async def test_dump_load_dump_round_trips_every_type_exactly(table: Table, tmp_p
     await table.batch_write(ITEMS)
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     assert await dump(table, first) == len(ITEMS)
-    await create_table(table.client, "copy")
-    copy = Table(table.client, "copy")
+    await create_table(table.client.control, "copy", layout=DEMO_LAYOUT)
+    copy = Table(table.client, "copy", layout=DEMO_LAYOUT)
     assert await load(copy, first) == len(ITEMS)
     assert await dump(copy, second, segments=3) == len(ITEMS)
 
@@ -127,7 +128,7 @@ async def test_a_bad_line_is_named_and_nothing_is_written(
 def test_validate_counts_items_and_skips_blank_lines(tmp_path: Path) -> None:
     path = tmp_path / "items.jsonl"
     path.write_text(f"{GOOD}\n\n   \n{OTHER}\n{line('USER#a', 'GROUP#g')}")
-    assert validate(path) == 3
+    assert validate(path, DEMO_LAYOUT) == 3
 
 
 async def test_load_sends_at_most_25_items_per_batch_write(table: Table, tmp_path: Path) -> None:
@@ -139,12 +140,12 @@ async def test_load_sends_at_most_25_items_per_batch_write(table: Table, tmp_pat
         def __getattr__(self, name: str) -> Any:
             return getattr(table.client, name)
 
-        async def batch_write_item(self, **params: Any) -> dict[str, Any]:
+        async def batch_write_item(self, params: dict[str, Any]) -> dict[str, Any]:
             sizes.append(len(params["RequestItems"][table.name]))
-            response: dict[str, Any] = await table.client.batch_write_item(**params)
+            response: dict[str, Any] = await table.client.batch_write_item(params)
             return response
 
-    fresh = Table(Recording(), table.name)
+    fresh = Table(Recording(), table.name, layout=DEMO_LAYOUT)
     assert await load(fresh, path, progress=sizes.append) == 260
     calls = fresh.trace.operations["BatchWriteItem"]
     assert calls >= 11
@@ -169,12 +170,12 @@ async def test_cli_dump_and_load_with_progress(
     count = len(demo_items())
     assert f"dumped {count} items" in dumped.stdout
     assert "items" in dumped.stderr  # the progress bar
-    await create_table(demo.client, "copy")
+    await create_table(demo.client.control, "copy", layout=DEMO_LAYOUT)
     loaded = run("load", str(path), "--dynamodb", dynamodb.url, "--table", "copy")
     assert loaded.returncode == 0, loaded.stderr
     assert f"loaded {count} items" in loaded.stdout
     assert f"{count}/{count}" in loaded.stderr  # the bar knows the total
-    assert await scan(Table(demo.client, "copy")) == await scan(demo)
+    assert await scan(Table(demo.client, "copy", layout=DEMO_LAYOUT)) == await scan(demo)
 
 
 async def test_cli_load_of_a_bad_file_names_the_line(

@@ -16,13 +16,14 @@ from models.demo.generate import demo_items
 from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
+from tests.helpers import DEMO_LAYOUT
 from tests.served import serve
 
 MUTATION = 'mutation { createUser(input: {id: "carol", name: "Carol"}) { id } }'
 
 
 async def scan(table: Table) -> list[dict[str, object]]:
-    return list((await table.client.scan(TableName=table.name))["Items"])
+    return list((await table.client.control.scan(dict(TableName=table.name)))["Items"])
 
 
 async def test_probe_finds_transactions_on_moto_and_writes_nothing(table: Table) -> None:
@@ -44,7 +45,7 @@ async def test_probe_finds_that_dynalite_lacks_transact_write_items(
 
 
 async def test_probe_is_undecided_while_the_table_is_missing(table: Table) -> None:
-    capabilities = await probe(Table(table.client, "no-such-table"))
+    capabilities = await probe(Table(table.client, "no-such-table", layout=DEMO_LAYOUT))
     assert capabilities.transactions is None
     assert "create-table" in capabilities.detail
 
@@ -92,10 +93,10 @@ async def test_readyz_reports_a_missing_operation(
 
 
 async def test_readyz_probes_again_once_the_table_exists(table: Table) -> None:
-    missing = Table(table.client, "later")
+    missing = Table(table.client, "later", layout=DEMO_LAYOUT)
     transport = httpx.ASGITransport(app=create_app(table=missing))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         assert (await client.get("/readyz")).status_code == 503
-        await create_table(table.client, "later")
+        await create_table(table.client.control, "later", layout=DEMO_LAYOUT)
         response = await client.get("/readyz")
         assert (response.status_code, response.text) == (200, "ready")

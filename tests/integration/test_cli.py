@@ -16,6 +16,7 @@ from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.table import Table
 from models.demo.generate import demo_items
+from tests.helpers import DEMO_LAYOUT
 from tests.served import alive, children
 
 EDGEWISE = [sys.executable, "-m", "server"]
@@ -31,7 +32,7 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 async def scan(table: Table) -> list[dict[str, object]]:
-    response = await table.client.scan(TableName=table.name)
+    response = await table.client.control.scan(dict(TableName=table.name))
     return sorted(
         ({k: next(iter(v.values())) for k, v in raw.items()} for raw in response["Items"]),
         key=lambda item: (str(item["PK"]), str(item["SK"])),
@@ -47,7 +48,7 @@ def test_create_table_is_idempotent(dynamodb: EmbeddedDynamoDB) -> None:
 
 
 async def test_create_table_has_the_contract_layout(table: Table) -> None:
-    described = (await table.client.describe_table(TableName=table.name))["Table"]
+    described = (await table.client.control.describe_table(dict(TableName=table.name)))["Table"]
     assert described["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
     assert [(k["AttributeName"], k["KeyType"]) for k in described["KeySchema"]] == [
         ("PK", "HASH"),
@@ -85,7 +86,7 @@ async def test_seed_generator_is_deterministic_and_sized(
     assert f"wrote {expected} items" in result.stdout
     assert "items/s" in result.stderr  # the progress bar
     first = await scan(table)
-    other = await scan(Table(table.client, "other"))
+    other = await scan(Table(table.client, "other", layout=DEMO_LAYOUT))
     assert len(first) == expected
     assert first == other
     memberships = [i for i in first if i.get("edge") == "MEMBER_OF"]
@@ -180,7 +181,7 @@ async def test_create_table_seed_dump_and_load_a_model(
     refused = run("load", str(wrong), *url, check=False)
     assert refused.returncode == 1 and "PK is missing" in refused.stderr
     async with open_client(Endpoint(dynamodb.url)) as client:
-        described = (await client.describe_table(TableName="order-entry"))["Table"]
+        described = (await client.control.describe_table(dict(TableName="order-entry")))["Table"]
     indexes = {
         i["IndexName"]: [k["AttributeName"] for k in i["KeySchema"]]
         for i in described["GlobalSecondaryIndexes"]

@@ -102,7 +102,7 @@ async def test_template_table_is_what_create_table_makes_and_prints(
     assert printed["Type"] == resource["Type"] == "AWS::DynamoDB::Table"
     assert printed["Properties"].pop("TableName") == "graph"
     assert resource["Properties"] == printed["Properties"]
-    described = (await table.client.describe_table(TableName=table.name))["Table"]
+    described = (await table.client.control.describe_table(dict(TableName=table.name)))["Table"]
     assert layout(described) == layout(printed["Properties"])
 
 

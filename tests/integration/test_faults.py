@@ -29,7 +29,7 @@ from graph.table import Item, RetryPolicy, Table
 from models.demo.generate import build, demo_items, generated_items
 from server.http.app import create_app
 from tests.faults import READS, FaultProxy, Faults
-from tests.helpers import LEAN
+from tests.helpers import DEMO_LAYOUT, LEAN
 from tests.table_state import scan
 
 RUNS = int(os.environ.get("EDGEWISE_FAULT_RUNS", 100))  # runs of every read query
@@ -103,7 +103,7 @@ async def world(table: Table, dynamodb: Any) -> AsyncIterator[World]:
     async with FaultProxy(dynamodb.url) as proxy:
         config = client_config(connect_timeout=1.0, read_timeout=2.0)
         async with open_client(Endpoint(proxy.url), config, lean=LEAN) as client:
-            yield World(table, proxy, Table(client, table.name, FAST))
+            yield World(table, proxy, Table(client, table.name, FAST, layout=DEMO_LAYOUT))
 
 
 async def add_read_data(table: Table) -> None:
@@ -131,14 +131,14 @@ async def test_the_proxy_answers_part_of_a_batch_with_a_valid_crc32(world: World
     keys = [{"PK": {"S": k}, "SK": {"S": k}} for k in ("USER#alice", "USER#bob", "GROUP#group1")]
     world.proxy.inject("BatchGetItem", "partial")
     raw = world.faulty.client
-    first = await raw.batch_get_item(RequestItems={"graph": {"Keys": keys}})
+    first = await raw.batch_get_item({"RequestItems": {"graph": {"Keys": keys}}})
     got = first["Responses"]["graph"]
     held = first["UnprocessedKeys"]["graph"]["Keys"]
     assert 1 <= len(held) <= 2 and len(got) + len(held) == 3
     assert int(first["ResponseMetadata"]["HTTPHeaders"]["x-amz-crc32"]) > 0
     world.proxy.inject("BatchWriteItem", "partial")
     puts = [{"PutRequest": {"Item": {"PK": {"S": f"X#{i}"}, "SK": {"S": "x"}}}} for i in range(4)]
-    written = await raw.batch_write_item(RequestItems={"graph": puts})
+    written = await raw.batch_write_item({"RequestItems": {"graph": puts}})
     left = written["UnprocessedItems"]["graph"]
     stored = {pk for pk, _ in await graph_of(world.clean) if pk.startswith("X#")}
     assert 1 <= len(left) <= 3 and len(stored) + len(left) == 4  # only what was forwarded
@@ -148,7 +148,8 @@ async def test_the_proxy_answers_part_of_a_batch_with_a_valid_crc32(world: World
 async def test_an_answer_whose_crc32_does_not_match_is_retried(world: World) -> None:
     world.proxy.inject("GetItem", "bad_crc32")
     key = {"PK": {"S": "USER#alice"}, "SK": {"S": "USER#alice"}}
-    item = await world.faulty.call("GetItem", TableName="graph", Key=key)
+    params = {"TableName": "graph", "Key": key}
+    item = await world.faulty.call("GetItem", world.faulty.client.get_item, params)
     assert item["Item"]["name"] == {"S": "Alice"}
     assert world.proxy.stats["calls:GetItem"] == 2  # the corrupted answer, then a good one
 
@@ -259,8 +260,8 @@ def codes(body: dict[str, Any]) -> set[str]:
 @pytest.fixture
 async def twin(world: World) -> Table:
     """A second table holding the same items, to receive the same mutations without faults."""
-    await create_table(world.clean.client, "twin")
-    twin = Table(world.clean.client, "twin")
+    await create_table(world.clean.client.control, "twin", layout=DEMO_LAYOUT)
+    twin = Table(world.clean.client, "twin", layout=DEMO_LAYOUT)
     await twin.batch_write(list((await graph_of(world.clean)).values()))
     assert await graph_of(twin) == await graph_of(world.clean)
     return twin
@@ -270,7 +271,9 @@ async def test_mutations_apply_fully_or_fail_unavailable_under_faults(
     world: World, twin: Table
 ) -> None:
     # attempts=3 so that some mutations do run out of attempts
-    faulty = Table(world.faulty.client, world.faulty.name, RetryPolicy(3, 0.001, 0.01, 10))
+    faulty = Table(
+        world.faulty.client, world.faulty.name, RetryPolicy(3, 0.001, 0.01, 10), layout=DEMO_LAYOUT
+    )
     # No dropped connections here: see test_a_transaction_whose_connection_drops_is_unavailable
     world.proxy.faults = Faults(seed=7, throttle=0.25, server_error=0.2, partial=0.5, latency=0.002)
     outcomes = {"answered": 0, "ok": 0, "unavailable": 0, "unavailable but applied": 0}
@@ -389,7 +392,12 @@ async def test_a_transaction_whose_connection_drops_is_unavailable(
     """Every attempt of a TransactWriteItems loses its connection before reaching DynamoDB: the
     mutation fails with UNAVAILABLE and the table is unchanged."""
     attempts = 3
-    faulty = Table(world.faulty.client, world.faulty.name, RetryPolicy(attempts, 0.001, 0.01, 10))
+    faulty = Table(
+        world.faulty.client,
+        world.faulty.name,
+        RetryPolicy(attempts, 0.001, 0.01, 10),
+        layout=DEMO_LAYOUT,
+    )
     async with app_client(faulty) as client:
         before = await graph_of(world.clean)
         world.proxy.inject("TransactWriteItems", "drop", attempts)

@@ -22,6 +22,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.table import Table
 from models.demo.generate import demo_items
 from server.observe.logs import AccessPath, JsonFormatter
+from tests.helpers import DEMO_LAYOUT
 from tests.tokens import SECRET, bearer, hs256
 
 EDGEWISE = [sys.executable, "-m", "server"]
@@ -54,8 +55,8 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 async def _demo_table(url: str) -> None:
     async with open_client(Endpoint(url)) as client:
-        await create_table(client, "graph")
-        await Table(client, "graph").batch_write(demo_items())
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        await Table(client, "graph", layout=DEMO_LAYOUT).batch_write(demo_items())
 
 
 def test_json_logs_are_one_object_a_line_and_never_hold_a_secret(

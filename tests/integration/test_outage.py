@@ -23,6 +23,7 @@ from graph.keys import ItemKey
 from graph.table import RetryPolicy, Table
 from server.http.app import create_app
 from tests.faults import FaultProxy, Faults
+from tests.helpers import DEMO_LAYOUT
 
 DEADLINE = 2.0
 SLACK = 1.0  # seconds past the deadline a loaded machine may take to answer
@@ -37,7 +38,7 @@ async def app_through(proxy: FaultProxy) -> AsyncIterator[httpx.AsyncClient]:
     """The app, its DynamoDB client through ``proxy`` with short timeouts and a 2 s deadline."""
     config = client_config(connect_timeout=0.5, read_timeout=1.0)
     async with open_client(Endpoint(proxy.url), config) as client:
-        app = create_app(table=Table(client, "graph", POLICY))
+        app = create_app(table=Table(client, "graph", POLICY, layout=DEMO_LAYOUT))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as http:
             yield http
@@ -124,7 +125,7 @@ async def test_a_closed_port_is_unavailable_too(demo: Table) -> None:
     """Nothing ever listened there: the same answers as a stopped proxy."""
     config = client_config(connect_timeout=0.5, read_timeout=1.0)
     async with open_client(Endpoint(f"http://127.0.0.1:{free_port()}"), config) as client:
-        app = create_app(table=Table(client, "graph", POLICY))
+        app = create_app(table=Table(client, "graph", POLICY, layout=DEMO_LAYOUT))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as http:
             await check_down(http)

@@ -16,10 +16,11 @@ import pytest
 
 from graph.dynamo.client import Endpoint
 from graph.dynamo.embedded import EmbeddedDynamoDB
-from graph.table import DEMO_LAYOUT, Table
+from graph.table import Table
 from server.http.app import create_app
 from server.live.relay import Relay, opened_relay
 from server.settings import Settings
+from tests.helpers import DEMO_LAYOUT
 from tests.http.test_subscriptions import hub_of, post, receive, served, socket, subscribe
 
 NAME = 'subscription { user(id: "alice") { name } }'
@@ -120,7 +121,7 @@ async def test_edgewise_relay_holds_the_lease_and_releases_it_on_sigterm(
     )
     try:
         for _ in range(200):
-            held = await demo.client.get_item(TableName="graph", Key=lease)
+            held = await demo.client.get_item(dict(TableName="graph", Key=lease))
             if "Item" in held:
                 break
             await asyncio.sleep(0.05)
@@ -130,7 +131,7 @@ async def test_edgewise_relay_holds_the_lease_and_releases_it_on_sigterm(
             _, stderr = await process.communicate()
         assert process.returncode == 0, stderr.decode()
         assert "holds the stream lease" in stderr.decode()
-        released = await demo.client.get_item(TableName="graph", Key=lease)
+        released = await demo.client.get_item(dict(TableName="graph", Key=lease))
         assert released["Item"]["expires"] == {"N": "0"}  # expired: the next relay takes it
     finally:
         if process.returncode is None:
@@ -170,13 +171,15 @@ async def test_a_relay_that_lost_its_lease_waits_and_takes_it_again(
         await _positioned(relay)
         # another relay took the lease, as when this one stalled past its expiry
         await demo.client.put_item(
-            TableName="graph",
-            Item={
-                "PK": {"S": "EDGEWISE#lease#stream"},
-                "SK": {"S": "EDGEWISE#lease#stream"},
-                "owner": {"S": "another"},
-                "expires": {"N": f"{time.time() + 2:.3f}"},
-            },
+            dict(
+                TableName="graph",
+                Item={
+                    "PK": {"S": "EDGEWISE#lease#stream"},
+                    "SK": {"S": "EDGEWISE#lease#stream"},
+                    "owner": {"S": "another"},
+                    "expires": {"N": f"{time.time() + 2:.3f}"},
+                },
+            )
         )
         for _ in range(100):
             if not relay.holding:

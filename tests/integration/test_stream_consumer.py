@@ -19,11 +19,12 @@ import httpx
 import pytest
 import redis
 
-from graph.table import DEMO_LAYOUT, Table
+from graph.table import Table
 from server.http.app import create_app
 from server.live import stream_consumer
 from server.live.pubsub import relay_channel
 from server.settings import Settings
+from tests.helpers import DEMO_LAYOUT
 from tests.http.test_subscriptions import hub_of, receive, served, silent, socket, subscribe
 
 NAME = 'subscription { user(id: "alice") { name } }'
@@ -74,11 +75,13 @@ async def rename(demo: Table, name: str) -> None:
     """A write straight into the table: no relay reads the stream, so only the consumer's
     publishing can tell the server."""
     await demo.client.update_item(
-        TableName="graph",
-        Key=ALICE,
-        UpdateExpression="SET #n = :n",
-        ExpressionAttributeNames={"#n": "name"},
-        ExpressionAttributeValues={":n": {"S": name}},
+        dict(
+            TableName="graph",
+            Key=ALICE,
+            UpdateExpression="SET #n = :n",
+            ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":n": {"S": name}},
+        )
     )
 
 

@@ -13,10 +13,10 @@ import pytest
 from botocore.auth import _host_from_url
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials
-from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
-from graph.dynamo.transport import Pool
+from graph.dynamo.transport import ConnectionClosed, Pool, ReadTimeout
 from graph.dynamo.wire import LeanClient
+from graph.errors import Unavailable
 from tests.integration.test_wire import _botocore_signature
 
 BODY = b'{"Item": {"PK": {"S": "a"}, "n": {"N": "1"}}}'
@@ -142,22 +142,26 @@ async def test_a_connection_in_use_when_the_pool_closes_is_closed_not_kept(
 
 
 @pytest.mark.parametrize(
-    ("answer", "error"),
+    ("answer", "error", "cause"),
     [
-        (_answer(BODY)[:-5], ConnectionClosedError),  # truncated, then closed
-        (b"HTTP/1.1 2x0 Nonsense\r\n\r\n", ConnectionClosedError),
-        (b"", ConnectionClosedError),  # closed without a word
-        (None, ReadTimeoutError),  # no answer at all
+        (_answer(BODY)[:-5], "ConnectionClosedError", ConnectionClosed),  # truncated, then closed
+        (b"HTTP/1.1 2x0 Nonsense\r\n\r\n", "ConnectionClosedError", ConnectionClosed),
+        (b"", "ConnectionClosedError", ConnectionClosed),  # closed without a word
+        (None, "ReadTimeoutError", ReadTimeout),  # no answer at all
     ],
 )
 async def test_a_bad_answer_fails_its_call_and_its_connection_only(
-    server: Server, answer: bytes | None, error: type[Exception]
+    server: Server, answer: bytes | None, error: str, cause: type[Exception]
 ) -> None:
+    """Each fails as unavailable (retryable), named as botocore names it, the transport's
+    exception kept as the cause."""
     client, pool = _client(f"http://127.0.0.1:{server.port}", read_timeout=0.3)
     await client.send("GetItem", {"TableName": "graph"})
     server.answer, server.hang = answer, answer is None
-    with pytest.raises(error):
+    with pytest.raises(Unavailable) as caught:
         await client.send("GetItem", {"TableName": "graph"})
+    assert str(caught.value) == f"DynamoDB is unavailable: {error}"
+    assert caught.value.retryable and isinstance(caught.value.__cause__, cause)
     server.answer, server.hang = None, False
     answer_after = await client.send("GetItem", {"TableName": "graph"})
     assert answer_after["Item"]["PK"] == {"S": "a"}

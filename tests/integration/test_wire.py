@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -13,14 +14,16 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import ReadOnlyCredentials, RefreshableCredentials
 
+from graph.dynamo.boto import error_code
 from graph.dynamo.client import Endpoint, client_config, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.dynamo.wire import CachingSigV4Auth, LeanClient
-from graph.errors import EdgewiseError, error_code
+from graph.errors import EdgewiseError
 from graph.keys import ItemKey
 from graph.table import RetryPolicy, Table, from_dynamo
 from server.errors import code_of
 from tests.faults import FaultProxy
+from tests.helpers import DEMO_LAYOUT
 
 CLIENTS = ["lean", "botocore"]
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.01, deadline=10)
@@ -78,9 +81,10 @@ async def test_a_lean_request_is_signed_as_aioboto3_signs_the_same_call(
 
     dynamodb.reset()
     async with open_client(Endpoint(dynamodb.url), lean=True) as client:
-        await create_table(client, "graph")
-        client.control.meta.events.register("before-send.dynamodb.GetItem", record)
-        await client.control.get_item(TableName="graph", Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+        raw = client.control.raw  # the aioboto3 client beside the lean one
+        raw.meta.events.register("before-send.dynamodb.GetItem", record)
+        await raw.get_item(TableName="graph", Key={"PK": {"S": "a"}, "SK": {"S": "b"}})
         request = sent[0]
         authorization = request.headers["Authorization"].decode()
         signed = authorization.split("SignedHeaders=")[1].split(",")[0].split(";")
@@ -156,8 +160,8 @@ async def proxied(
         config = client_config(read_timeout=0.5)
         lean = request.param == "lean"
         async with open_client(Endpoint(proxy.url), config, lean=lean) as client:
-            await create_table(client, "graph")
-            table = Table(client, "graph", FAST)
+            await create_table(client.control, "graph", layout=DEMO_LAYOUT)
+            table = Table(client, "graph", FAST, layout=DEMO_LAYOUT)
             await table.batch_write(ITEMS)
             yield table, proxy
 
@@ -191,48 +195,61 @@ async def test_each_bad_answer_is_handled_as_on_the_botocore_path(
     request = table.for_request()
     proxy.inject("Query", "expired_token")
     with pytest.raises(EdgewiseError) as caught:
-        await request.query_page("USER#u1", None)
+        await request.query(
+            KeyConditionExpression="#h = :h",
+            ExpressionAttributeNames={"#h": "PK"},
+            ExpressionAttributeValues={":h": {"S": "USER#u1"}},
+        )
     assert (code_of(caught.value), caught.value.attempts) == ("INTERNAL_SERVER_ERROR", 1)
     assert str(caught.value) == "DynamoDB error: ExpiredTokenException"
-    assert error_code(caught.value.__cause__) == "ExpiredTokenException"
+    assert caught.value.code == "ExpiredTokenException"
     assert request.trace.operations["Query"] == 1
 
 
-async def test_a_failed_condition_is_the_same_client_error_on_both_clients(
+async def test_a_failed_condition_is_the_same_error_on_both_clients(
     dynamodb: EmbeddedDynamoDB,
 ) -> None:
     """ConditionalCheckFailedException with the old item, and a cancelled transaction's reasons,
-    as botocore parses them (modeled class, code, status, fields at the top level)."""
+    translated alike by each client at its boundary (class, code, status, fields at the top
+    level of ``answer``, message); botocore's ClientError kept as the botocore client's cause."""
     dynamodb.reset()
     seen = []
     for lean in (True, False):
         async with open_client(Endpoint(dynamodb.url), lean=lean) as client:
-            await create_table(client, "graph")
+            await create_table(client.control, "graph", layout=DEMO_LAYOUT)
             item = {"PK": {"S": "K"}, "SK": {"S": "K"}, "n": {"N": "1.50"}, "b": {"B": b"\x00"}}
-            await client.put_item(TableName="graph", Item=item)
-            with pytest.raises(Exception) as put_failed:
+            await client.put_item(dict(TableName="graph", Item=item))
+            with pytest.raises(EdgewiseError) as put_failed:
                 await client.put_item(
-                    TableName="graph",
-                    Item=item,
-                    ConditionExpression="attribute_not_exists(PK)",
-                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                    dict(
+                        TableName="graph",
+                        Item=item,
+                        ConditionExpression="attribute_not_exists(PK)",
+                        ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                    )
                 )
             check = {"TableName": "graph", "Key": {"PK": {"S": "K"}, "SK": {"S": "K"}}}
             check["ConditionExpression"] = "attribute_not_exists(PK)"
-            with pytest.raises(Exception) as cancelled:
-                await client.transact_write_items(TransactItems=[{"ConditionCheck": check}])
+            with pytest.raises(EdgewiseError) as cancelled:
+                await client.transact_write_items(dict(TransactItems=[{"ConditionCheck": check}]))
             seen.append(
                 [
                     (
                         type(exc).__name__,
-                        error_code(exc),
-                        exc.response["ResponseMetadata"]["HTTPStatusCode"],
-                        from_dynamo(exc.response["Item"]) if "Item" in exc.response else None,
-                        exc.response.get("CancellationReasons"),
+                        exc.code,
+                        exc.answer["ResponseMetadata"]["HTTPStatusCode"],
+                        from_dynamo(exc.answer["Item"]) if "Item" in exc.answer else None,
+                        exc.answer.get("CancellationReasons"),
+                        exc.retryable,
+                        str(exc),
                     )
                     for exc in (put_failed.value, cancelled.value)
                 ]
             )
+            for exc in (put_failed.value, cancelled.value):
+                cause = exc.__cause__
+                assert (error_code(cause) if not lean else None) == (None if lean else exc.code)
     assert seen[0] == seen[1]
-    assert seen[0][0][:2] == ("ConditionalCheckFailedException", "ConditionalCheckFailedException")
+    assert seen[0][0][:2] == ("EdgewiseError", "ConditionalCheckFailedException")
+    assert seen[0][0][3] == {"PK": "K", "SK": "K", "n": Decimal("1.50"), "b": b"\x00"}
     assert seen[0][1][1] == "TransactionCanceledException"

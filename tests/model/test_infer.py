@@ -27,7 +27,7 @@ from server.engine import engine_for
 from server.http.app import create_app
 from server.settings import Settings
 from tests.faults import FaultProxy
-from tests.helpers import gql
+from tests.helpers import DEMO_LAYOUT, gql
 
 
 def _norm(text: str | None) -> str | None:
@@ -82,7 +82,7 @@ def structure(model: Model, skip: frozenset[str] = frozenset()) -> dict[str, set
 def _load(url: str, items: list[dict[str, Any]], name: str, layout: Layout) -> None:
     async def run() -> None:
         async with open_client(Endpoint(url)) as client:
-            await create_table(client, name, layout=layout)
+            await create_table(client.control, name, layout=layout)
             if items:
                 await Table(client, name, layout=layout).batch_write(items)
 
@@ -148,7 +148,7 @@ async def test_an_inferred_model_serves_the_same_queries(
     dynamodb.reset()
     engine = engine_for("order-entry")
     async with open_client(Endpoint(dynamodb.url)) as client:
-        await create_table(client, engine.table_name, layout=engine.layout)
+        await create_table(client.control, engine.table_name, layout=engine.layout)
         table = Table(client, engine.table_name, layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
         got = await sample(table, 1000)
@@ -178,13 +178,15 @@ async def test_sampling_retries_throttling_and_only_reads(dynamodb: EmbeddedDyna
     dynamodb.reset()
     engine = engine_for("orders")
     async with open_client(Endpoint(dynamodb.url)) as client:
-        await create_table(client, engine.table_name, layout=engine.layout)
+        await create_table(client.control, engine.table_name, layout=engine.layout)
         table = Table(client, engine.table_name, layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
     async with FaultProxy(dynamodb.url) as proxy:
         proxy.inject("Scan", "throttle", times=3)
         async with open_client(Endpoint(proxy.url), client_config()) as client:
-            table = Table(client, engine.table_name, RetryPolicy(base_delay=0.01))
+            table = Table(
+                client, engine.table_name, RetryPolicy(base_delay=0.01), layout=DEMO_LAYOUT
+            )
             got = await sample(table, 1000)
     assert (len(got.items), got.complete) == (10, True)
     assert proxy.stats["throttle:Scan"] == 3
@@ -207,7 +209,7 @@ def test_an_empty_table_is_a_clear_error(
     dynamodb: EmbeddedDynamoDB, capsys: pytest.CaptureFixture[str]
 ) -> None:
     dynamodb.reset()
-    _load(dynamodb.url, [], "empty", Layout())
+    _load(dynamodb.url, [], "empty", Layout("PK", "SK"))
     with pytest.raises(SystemExit) as exit_:
         main(["infer", "--dynamodb", dynamodb.url, "--table", "empty"])
     assert "table 'empty' is empty" in str(exit_.value.code)

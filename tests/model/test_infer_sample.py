@@ -16,6 +16,7 @@ from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.sample import Sample, sample, segments_for
 from graph.table import Table
 from model.infer import Draft, infer, table_info
+from tests.helpers import DEMO_LAYOUT
 from tests.model.team_tables import write_table
 
 SIZES = {"CUST": 120, "ORDER": 200, "PROD": 60, "EMP": 40, "WH": 10, "REP": 30, "INV": 90}
@@ -35,7 +36,7 @@ def _table(seed: int) -> list[dict[str, Any]]:
 def _samples(url: str, table: str, limit: int, seeds: range) -> list[Sample]:
     async def run() -> list[Sample]:
         async with open_client(Endpoint(url)) as client:
-            opened = Table(client, table)
+            opened = Table(client, table, layout=DEMO_LAYOUT)
             count = (await opened.describe()).get("ItemCount")
             return [await sample(opened, limit, count, seed=s) for s in seeds]
 
@@ -76,7 +77,7 @@ def test_a_draft_says_what_it_read_and_what_it_saw_too_rarely(dynamodb: Embedded
 
     async def run() -> Draft:
         async with open_client(Endpoint(dynamodb.url)) as client:
-            opened = Table(client, "spread")
+            opened = Table(client, "spread", layout=DEMO_LAYOUT)
             described = await opened.describe()
             got = await sample(opened, 60, described.get("ItemCount"), seed=1)
             return infer(table_info(described), got.items, got.complete)
