@@ -12,8 +12,8 @@ from typing import Any
 
 from graph.dynamo.client import Endpoint, client_config, create_table, open_client
 from graph.items import Codec
+from graph.marks import is_marked
 from graph.table import Item, RetryPolicy, Table, from_dynamo
-from graph.writes import deletes
 from graph.writes.writer import Writer
 from models.demo.generate import demo_items
 from server.engine import engine_for
@@ -68,7 +68,7 @@ def problems(items: Items, codec: Codec | None = None) -> list[str]:
     for (pk, _sk), item in nodes.items():
         node = codec.node_type(item)
         assert node is not None
-        if deletes.is_marked(model, item):
+        if is_marked(model, item):
             found.append(f"{pk} is still marked deleting")
         for counter in node.counters(model):
             if int(item.get(counter, 0)) != counted[pk, counter]:

@@ -25,7 +25,7 @@ from graph.keys import ItemKey
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
 from graph.table import Failure, Item
-from graph.writes.commit import Committer
+from graph.writes.commit import ATTEMPTS, Committer
 from graph.writes.items import describe
 from graph.writes.nodes import claims
 from graph.writes.replicas import Delta, Moved
@@ -36,14 +36,10 @@ __all__ = [
     "delete",
     "delete_node",
     "finish_deletion",
-    "is_marked",
     "related",
     "resume_deletions",
     "take",
-    "unmarked",
 ]
-
-ATTEMPTS = 5
 
 
 class _Raced(Conflict):

@@ -20,8 +20,8 @@ from graphql import GraphQLObjectType
 from graph.errors import EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
+from graph.marks import is_marked
 from graph.reads import UNKNOWN, Page
-from graph.writes.deletes import is_marked
 from model import Field, NodeType
 from server.engine import plan as planned
 from server.engine.context import Info, ModelContext

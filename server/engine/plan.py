@@ -35,8 +35,8 @@ from graphql.execution.values import get_argument_values
 
 from graph.errors import EdgewiseError
 from graph.items import Ref
+from graph.marks import is_marked
 from graph.reads import UNKNOWN, PageKey, Whole
-from graph.writes.deletes import is_marked
 from server.engine.context import AccessScope, Info, ModelContext
 from server.engine.kinds import Kind, ModelField, origin_of
 from server.engine.listings import Conn, Lister, edges_for
