@@ -49,7 +49,7 @@ class Record:
         self.query = query
         self.planned: dict[tuple[int, ...], Any] = {}
         self._tokens: dict[int, int] = {}
-        self._operations: dict[str | None, OperationDefinitionNode | BadUserInput] = {}
+        self._operations: dict[str | None, OperationDefinitionNode] = {}
         self._compiled: dict[int, Compiled | None] = {}
         self._as_query: dict[int, Record] = {}
 
@@ -113,12 +113,15 @@ class Record:
 
     def operation(self, name: str | None) -> OperationDefinitionNode:
         """The operation named ``name``, or the document's only operation when ``name`` is None,
-        selected once per name with graphql-js's rules and messages; raises BadUserInput."""
-        found = self._operations.get(name)
-        if found is None:
-            found = self._operations[name] = _select(self.document, name)
+        selected once per name with graphql-js's rules and messages; raises BadUserInput. Only
+        what is found is kept, so names a client makes up cannot grow the record."""
+        known = self._operations.get(name)
+        if known is not None:
+            return known
+        found = _select(self.document, name)
         if isinstance(found, BadUserInput):
-            raise BadUserInput(str(found))
+            raise found
+        self._operations[name] = found
         return found
 
     def compiled(self, operation: OperationDefinitionNode, executor: Any) -> Compiled | None:

@@ -54,9 +54,18 @@ def test_an_operation_that_cannot_be_selected_is_bad_user_input(
     query: str, name: str | None, message: str
 ) -> None:
     record = fresh().record(query)
-    for _ in range(2):  # remembered as it was decided
+    for _ in range(2):  # the same answer each time
         with pytest.raises(BadUserInput, match=message):
             record.operation(name)
+
+
+def test_names_a_client_makes_up_do_not_grow_the_record() -> None:
+    record = fresh().record("query A { __typename }")
+    for number in range(100):
+        with pytest.raises(BadUserInput):
+            record.operation(f"Made{number}")
+    record.operation("A")
+    assert list(record._operations) == ["A"]
 
 
 def test_an_operation_is_selected_once_per_name() -> None:
