@@ -8,9 +8,9 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from graph.dynamo.client import Endpoint, open_client
+from graph.dynamo.plane import DataPlane
 from model import ModelError
 from server.cli.flags import add_setting
 from server.engine import Engine, engine_for
@@ -86,7 +86,7 @@ def endpoint_of(args: argparse.Namespace) -> Endpoint:
 
 
 @asynccontextmanager
-async def client_of(args: argparse.Namespace) -> AsyncIterator[Any]:
+async def client_of(args: argparse.Namespace) -> AsyncIterator[DataPlane]:
     """A DynamoDB client for ``--dynamodb``, on the data plane that ``EDGEWISE_CLIENT`` chooses
     (``lean`` or ``botocore``)."""
     lean = args.settings.client == "lean"
