@@ -1,4 +1,5 @@
-"""The embedded DynamoDB: a moto server child process on a free loopback port."""
+"""The embedded DynamoDB: a moto server child process on a free loopback port, answering one
+request at a time (:mod:`graph.dynamo.moto_child` says why)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import urllib.request
 from types import TracebackType
 
 __all__ = ["EmbeddedDynamoDB", "MissingEmbedded", "free_port"]
+
+CHILD = "graph.dynamo.moto_child"
 
 
 class MissingEmbedded(RuntimeError):
@@ -48,7 +51,7 @@ class EmbeddedDynamoDB:
                 "(or `make serve`, which installs it), or pass --dynamodb URL|aws"
             )
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-m", CHILD, "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
