@@ -39,6 +39,15 @@ RETRYABLE_CODES = frozenset(
 TRANSIENT_CANCELLATIONS = frozenset(
     {"None", "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
 )
+# DynamoDB busy, not failing: retried until the deadline whatever the attempts
+BUSY_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TransactionInProgressException",
+    }
+)
 _NO_ANSWER: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -49,6 +58,8 @@ class EdgewiseError(Exception):
     attempts = 1  # how many times the failed DynamoDB call was sent
     code = ""  # DynamoDB's error code, when DynamoDB answered with an error
     retryable = False  # a DynamoDB failure worth another attempt
+    busy = False  # DynamoDB busy or slow (throttled, a conflict, a timeout): worth every
+    # attempt the deadline allows
     answer: Mapping[str, Any] = _NO_ANSWER  # the error answer's fields, as DynamoDB sent them
 
 
@@ -80,7 +91,7 @@ def _retryable(code: str, status: int, answer: Mapping[str, Any]) -> bool:
     conflicts or throttling (never a failed condition); a request refused as invalid never is,
     whatever the status an endpoint gives it."""
     if code == "TransactionCanceledException":
-        codes = {str(r.get("Code", "None")) for r in answer.get("CancellationReasons", [])}
+        codes = _reasons(answer)
         return bool(codes) and codes <= TRANSIENT_CANCELLATIONS and codes != {"None"}
     if code == "ValidationException":
         return False
@@ -89,25 +100,36 @@ def _retryable(code: str, status: int, answer: Mapping[str, Any]) -> bool:
 
 def answered(code: str, status: int, answer: Mapping[str, Any]) -> EdgewiseError:
     """What an error answer of DynamoDB (``code``, HTTP ``status``, its fields) becomes: a
-    missing table and a transient failure are :class:`Unavailable`, any other refusal an
-    :class:`EdgewiseError` (internal: its message names the code, never DynamoDB's text)."""
+    missing table and a transient failure are :class:`Unavailable`, a transaction cancelled
+    by another one on the same items a :class:`Conflict` (both worth another attempt), any
+    other refusal an :class:`EdgewiseError` (internal: its message names the code, never
+    DynamoDB's text)."""
     retryable = _retryable(code, status, answer)
     error: EdgewiseError
     if code == "ResourceNotFoundException":
         error = Unavailable(
             "the DynamoDB table does not exist: run `edgewise create-table` for this endpoint"
         )
+    elif retryable and "TransactionConflict" in _reasons(answer):
+        error = Conflict("the write conflicted with concurrent writes of the same items; try again")
     elif retryable:
         error = Unavailable(f"DynamoDB is unavailable: {code or status}")
     else:
         error = EdgewiseError(f"DynamoDB error: {code or status}")
     error.code, error.retryable, error.answer = code, retryable, answer
+    error.busy = retryable and (code in BUSY_CODES or code == "TransactionCanceledException")
     return error
 
 
+def _reasons(answer: Mapping[str, Any]) -> set[str]:
+    return {str(r.get("Code", "None")) for r in answer.get("CancellationReasons", [])}
+
+
 def unreachable(what: str) -> Unavailable:
-    """No whole answer came (refused, dropped, timed out, corrupted): worth another attempt;
-    ``what`` names the failure."""
+    """No whole answer came (refused, dropped, timed out, corrupted): worth another attempt
+    (every one the deadline allows after a timeout: DynamoDB is slow, not down); ``what`` names
+    the failure."""
     error = Unavailable(f"DynamoDB is unavailable: {what}")
     error.retryable = True
+    error.busy = "Timeout" in what
     return error

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import copy
+import math
 import random
 import time
 import uuid
@@ -20,15 +22,24 @@ from boto3.dynamodb.types import Binary, TypeSerializer
 
 from graph.dynamo.plane import DataPlane, Params, Response
 from graph.dynamo.values import decode_item
-from graph.errors import EdgewiseError, Unavailable, cancellation_codes, unreachable
+from graph.errors import (
+    Conflict,
+    EdgewiseError,
+    Unavailable,
+    cancellation_codes,
+    unreachable,
+)
 from graph.keys import ItemKey
 from graph.observer import Observer, Sent, outcome
 from model import KeyValueError
 
 __all__ = [
+    "DEADLINE",
+    "MAX_ACTIONS",
     "Failure",
     "Item",
     "Layout",
+    "Retries",
     "RetryPolicy",
     "Send",
     "Table",
@@ -50,6 +61,8 @@ WRITE_OPERATIONS = frozenset(
 )
 GET_BATCH = 100
 WRITE_BATCH = 25
+MAX_ACTIONS = 100  # TransactWriteItems holds at most this many actions on DynamoDB
+DEADLINE = 10.0  # seconds, by default, for a request's calls (or one call's, outside a request)
 
 
 @dataclass(frozen=True)
@@ -132,18 +145,53 @@ def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
 class RetryPolicy:
     """How a failing DynamoDB call is retried: exponential backoff with full jitter.
 
-    Bounded both by ``attempts`` and by ``deadline`` seconds from the first attempt.
-    botocore's own retries are switched off (see :func:`graph.dynamo.client.client_config`) so the
-    two layers never multiply; every attempt is made, and counted, here.
+    Bounded by ``deadline`` seconds from the first attempt, and by ``attempts`` unless
+    DynamoDB is only busy (throttling, a transaction conflict, a timeout: those are retried
+    as long as the deadline allows). One attempt waits ``timeout`` seconds for its answer,
+    each attempt after a timed-out one twice as long, never past the deadline; without a
+    ``timeout`` an attempt waits as long as the deadline allows (a write is not sent again
+    while it may still be applying, which an endpoint ignoring ClientRequestToken, such as
+    moto, would apply twice). botocore's own retries are switched off (see
+    :func:`graph.dynamo.client.client_config`) so the two layers never multiply; every
+    attempt is made, and counted, here.
     """
 
     attempts: int = 10
     base_delay: float = 0.02
     max_delay: float = 1.0
-    deadline: float = 10.0
+    deadline: float = DEADLINE
+    timeout: float | None = None
 
     def backoff(self, attempt: int) -> float:
         return random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+
+    def wait(self, timeouts: int) -> float:
+        """How long an attempt waits for its answer after ``timeouts`` attempts timed out."""
+        return math.inf if self.timeout is None else self.timeout * (1 << timeouts)
+
+
+class Retries:
+    """The attempts of a write that reads again when what it read changed before its commit
+    (a version, a clock): full-jitter backoff between them, until the deadline leaves no time
+    for one more (as long as the last one took), so that the last failure is the write's
+    answer (CONFLICT) rather than a timeout."""
+
+    def __init__(self, table: Table) -> None:
+        self.policy = table.policy
+        self.began = time.monotonic()
+        self.ends = table._ends(self.began)
+        self.attempt = 0
+
+    async def again(self) -> bool:
+        """Wait before the next attempt; False when there is no time left for one."""
+        now = time.monotonic()
+        self.attempt += 1
+        delay = self.policy.backoff(self.attempt)
+        if now + delay + (now - self.began) > self.ends:
+            return False
+        await asyncio.sleep(delay)
+        self.began = time.monotonic()
+        return True
 
 
 @dataclass
@@ -218,6 +266,7 @@ class Table:
         *,
         layout: Layout,
         observer: Observer | None = None,
+        max_actions: int = MAX_ACTIONS,
     ) -> None:
         self.client = cast(DataPlane, client)
         self.name = name
@@ -227,23 +276,32 @@ class Table:
         self.max_in_flight = max_in_flight
         self.deadline = deadline  # time.monotonic() by which every call must have ended
         self.observer = observer
+        self.max_actions = max_actions  # what one TransactWriteItems holds at this endpoint
         self._gate = asyncio.Semaphore(max_in_flight)
+
+    def _view(self, trace: Trace, deadline: float | None, observer: Observer | None) -> Table:
+        view = copy.copy(self)  # a subclass's view is one too
+        view.trace, view.deadline, view.observer = trace, deadline, observer
+        view._gate = asyncio.Semaphore(self.max_in_flight)
+        return view
 
     def for_request(self, observer: Observer | None = None) -> Table:
         """A view for one request: its own trace, in-flight bound, and a deadline of
         ``policy.deadline`` seconds from now shared by all its calls and retries; ``observer``
         (else this table's) is told of its calls."""
         deadline = time.monotonic() + self.policy.deadline
-        return Table(
-            self.client,
-            self.name,
-            self.policy,
-            Trace(),
-            self.max_in_flight,
-            deadline,
-            layout=self.layout,
-            observer=observer if observer is not None else self.observer,
-        )
+        observer = observer if observer is not None else self.observer
+        return self._view(Trace(), deadline, observer)
+
+    def detached(self) -> Table:
+        """A view for work that may outlive the request that started it (the replicas written
+        after its change committed): no deadline but each call's own; its calls are counted in
+        this view's trace (the request's, while it waits for them) and told its observer."""
+        return self._view(self.trace, None, self.observer)
+
+    def retries(self) -> Retries:
+        """The attempts of a write that reads again when what it read changed."""
+        return Retries(self)
 
     def _ends(self, started: float) -> float:
         ends = started + self.policy.deadline
@@ -291,20 +349,31 @@ class Table:
         The clients raise only :class:`graph.errors.EdgewiseError`; the one that ends the
         retries is raised with its ``attempts``."""
         ends = self._ends(time.monotonic())
-        attempt = 0
+        attempt = timeouts = 0
+        conflict: Conflict | None = None  # the last attempt's, while retrying it
         while True:
+            began = time.monotonic()
             try:
-                remaining = ends - time.monotonic()
+                remaining = ends - began
                 if remaining <= 0:
                     raise TimeoutError(f"{operation} ran out of time")
-                async with asyncio.timeout(remaining):  # no task per call, unlike wait_for
+                wait = min(remaining, self.policy.wait(timeouts))
+                async with asyncio.timeout(wait):  # no task per call, unlike wait_for
                     return await self._send(operation, send, params)
             except (EdgewiseError, TimeoutError) as exc:
                 error = exc if isinstance(exc, EdgewiseError) else unreachable("TimeoutError")
+                timeouts += error.busy and not error.code  # no answer in time: wait longer
                 attempt += 1
                 delay = self.policy.backoff(attempt)
-                out_of_time = time.monotonic() + delay > ends
-                if not error.retryable or attempt >= self.policy.attempts or out_of_time:
+                now = time.monotonic()
+                if conflict is not None and now >= ends:
+                    error = conflict  # a conflict retried until the deadline answers CONFLICT
+                conflict = error if isinstance(error, Conflict) else None
+                # a conflict is retried only while another attempt as long still fits
+                took = now - began if conflict is not None else 0.0
+                out_of_time = now + delay + took > ends
+                spent = attempt >= self.policy.attempts and not error.busy
+                if not error.retryable or spent or out_of_time:
                     error.attempts = attempt
                     if error is exc:
                         raise

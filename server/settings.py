@@ -12,13 +12,14 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from graph.dynamo.client import CLIENTS, DEFAULT_CLIENT
+from graph.dynamo.client import CLIENTS, DEFAULT_CLIENT, client_config
 from graph.errors import BadUserInput
+from graph.table import RetryPolicy
 from graph.writes.idempotency import DEFAULT_TTL
 from model import SHIPPED
 from server.http.cors import parse_origins
@@ -26,6 +27,9 @@ from server.http.jwks import TIMEOUT
 from server.http.limits import Limits
 from server.http.persisted import DEFAULT_CACHE_BYTES
 from server.observe.logs import FORMATS
+
+if TYPE_CHECKING:
+    from botocore.config import Config
 
 __all__ = ["ENV_PREFIX", "Flag", "Settings", "flag_of", "load_settings"]
 
@@ -126,13 +130,25 @@ class Settings(BaseSettings):
         "aioboto3",
     )
     deadline: Annotated[float, Flag(DATA, metavar="SECONDS")] = Field(
-        10.0, description="seconds a request's DynamoDB calls may take, retries included"
+        10.0, gt=0, description="seconds a request's DynamoDB calls may take, retries included"
+    )
+    dynamodb_timeout: Annotated[
+        float | None, Flag(DATA, metavar="SECONDS", default="the time left before --deadline")
+    ] = Field(
+        None,
+        gt=0,
+        description="seconds one DynamoDB call waits for its answer before it is sent again "
+        "(each later attempt of that call waits twice as long), never past --deadline",
     )
     connect_timeout: Annotated[float, Flag(DATA, metavar="SECONDS")] = Field(
         2.0, description="seconds to connect to DynamoDB"
     )
-    read_timeout: Annotated[float, Flag(DATA, metavar="SECONDS")] = Field(
-        5.0, description="seconds to wait for one DynamoDB response"
+    read_timeout: Annotated[float | None, Flag(DATA, metavar="SECONDS", default="--deadline")] = (
+        Field(
+            None,
+            gt=0,
+            description="seconds a connection waits for one DynamoDB response before it is dropped",
+        )
     )
 
     # the server process
@@ -284,6 +300,17 @@ class Settings(BaseSettings):
     @property
     def metrics_enabled(self) -> bool:
         return self.metrics if self.metrics is not None else not self.production
+
+    def retry_policy(self) -> RetryPolicy:
+        """How the server's DynamoDB calls are retried: within ``deadline``, each attempt
+        waiting ``dynamodb_timeout`` (the time left when unset)."""
+        return RetryPolicy(deadline=self.deadline, timeout=self.dynamodb_timeout)
+
+    def client_config(self) -> Config:
+        """The DynamoDB clients' timeouts: a connection never gives up on an answer before the
+        retry policy does."""
+        read = self.read_timeout if self.read_timeout is not None else self.deadline
+        return client_config(self.connect_timeout, read)
 
 
 def flag_of(name: str) -> Flag:

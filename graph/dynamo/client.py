@@ -20,7 +20,7 @@ from graph.dynamo.boto import BotocoreClient, Control
 from graph.dynamo.plane import ControlPlane, DataPlane
 from graph.dynamo.wire import open_lean_client
 from graph.errors import EdgewiseError
-from graph.table import Layout
+from graph.table import DEADLINE, Layout
 from model.types import RECORD_EXPIRES
 
 __all__ = [
@@ -64,10 +64,12 @@ class Endpoint:
 
 
 def client_config(
-    connect_timeout: float = 2.0, read_timeout: float = 5.0, pool: int = 128
+    connect_timeout: float = 2.0, read_timeout: float = DEADLINE, pool: int = 128
 ) -> Config:
     """botocore retries are off (one attempt): ``graph.table.Table`` owns the retry policy, so
-    attempts never multiply across layers and every attempt is counted in the trace."""
+    attempts never multiply across layers and every attempt is counted in the trace. A
+    connection waits for an answer as long as a request's default deadline: the policy's
+    deadline and per-attempt timeout decide when to give up, not the connection."""
     return Config(
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
@@ -122,7 +124,7 @@ async def open_client(
             Control(client),
             credentials,
             connect_timeout=float(getattr(config, "connect_timeout", 2.0)),
-            read_timeout=float(getattr(config, "read_timeout", 5.0)),
+            read_timeout=float(getattr(config, "read_timeout", DEADLINE)),
             pool=int(getattr(config, "max_pool_connections", 128)),
         ) as lean_client:
             yield lean_client

@@ -318,7 +318,7 @@ async def open_lean_client(
     credentials: Any,
     *,
     connect_timeout: float = 2.0,
-    read_timeout: float = 5.0,
+    read_timeout: float = 10.0,
     pool: int = 128,
 ) -> AsyncIterator[LeanClient]:
     """A :class:`LeanClient` beside ``control`` (the control plane of an open aioboto3 client,

@@ -7,9 +7,9 @@ import asyncio
 import logging
 
 from graph.dynamo.capabilities import Capabilities
-from graph.dynamo.client import Endpoint, client_config, open_client
+from graph.dynamo.client import Endpoint, open_client
 from graph.errors import EdgewiseError
-from graph.table import Layout, RetryPolicy, Table
+from graph.table import Layout, Table
 from server.cli.command import Command, engine_of
 from server.cli.flags import add_settings
 from server.observe.logs import configure
@@ -21,11 +21,11 @@ __all__ = ["COMMAND"]
 async def _probe(settings: Settings, layout: Layout) -> Capabilities:
     from server.http.app import check_capabilities
 
-    config = client_config(settings.connect_timeout, settings.read_timeout)
+    config = settings.client_config()
     assert settings.table is not None  # set from the model by engine_of
     lean = settings.client == "lean"
     async with open_client(Endpoint.parse(settings.dynamodb), config, lean=lean) as client:
-        policy = RetryPolicy(deadline=settings.deadline)
+        policy = settings.retry_policy()
         table = Table(client, settings.table, policy, layout=layout)
         return await check_capabilities(table, settings)
 

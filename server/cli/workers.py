@@ -29,10 +29,10 @@ from uvicorn.supervisors import Multiprocess
 
 from graph.bulk import dump, load
 from graph.dynamo.capabilities import Capabilities
-from graph.dynamo.client import Endpoint, client_config, create_table, open_client
+from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.errors import BadUserInput
-from graph.table import RetryPolicy, Table
+from graph.table import Table
 from server.engine import Engine, engine_for
 from server.observe.logs import configure
 from server.settings import Settings
@@ -95,9 +95,9 @@ async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities
     from server.http.app import check_capabilities
 
     assert settings.table is not None  # set from the model by the CLI
-    config = client_config(settings.connect_timeout, settings.read_timeout)
+    config = settings.client_config()
     async with open_client(Endpoint(url), config, lean=settings.client == "lean") as client:
-        policy = RetryPolicy(deadline=settings.deadline)
+        policy = settings.retry_policy()
         table = Table(client, settings.table, policy, layout=engine.layout)
         await create_table(client.control, table.name, layout=engine.layout)
         data_file = settings.data_file

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import math
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from graph.dynamo.boto import translate
-from graph.errors import EdgewiseError, Unavailable
+from graph.errors import Conflict, EdgewiseError, Unavailable
 from graph.keys import ItemKey
 from graph.table import RetryPolicy, Table, Trace
 from server.errors import code_of
@@ -23,7 +25,7 @@ NAME = "graph"
 FAST = RetryPolicy(attempts=8, base_delay=0.001, max_delay=0.002, deadline=1.0)
 
 Response = dict[str, Any]
-Handler = Callable[[dict[str, Any]], Response]
+Handler = Callable[[dict[str, Any]], Response | Awaitable[Response]]
 Outcome = Response | Exception | Handler
 
 
@@ -69,7 +71,8 @@ class FakeClient:
             outcome = self.script[operation].pop(0) if self.script[operation] else default
             if isinstance(outcome, Exception):
                 raise translate(outcome) from outcome
-            return outcome(params) if callable(outcome) else outcome
+            answer = outcome(params) if callable(outcome) else outcome
+            return await answer if inspect.isawaitable(answer) else answer
         finally:
             self.in_flight -= 1
 
@@ -93,6 +96,9 @@ class FakeClient:
 
     async def put_item(self, params: dict[str, Any]) -> Response:
         return await self._answer("put_item", params, lambda _: {})
+
+    async def transact_write_items(self, params: dict[str, Any]) -> Response:
+        return await self._answer("transact_write_items", params, lambda _: {})
 
 
 def sent_keys(params: dict[str, Any]) -> list[ItemKey]:
@@ -302,7 +308,7 @@ async def test_call_conditional_check_failure_is_a_plain_internal_error() -> Non
 @pytest.mark.parametrize("attempts", [1, 2, 5])
 async def test_call_stops_after_the_policy_attempts(attempts: int) -> None:
     client = FakeClient()
-    failures = [client_error("ThrottlingException") for _ in range(attempts + 5)]
+    failures = [client_error("InternalServerError", 500) for _ in range(attempts + 5)]
     client.script["query"] = list(failures)
     table = make_table(client, RetryPolicy(attempts, base_delay=0.001, max_delay=0.002))
 
@@ -312,6 +318,69 @@ async def test_call_stops_after_the_policy_attempts(attempts: int) -> None:
     assert len(client.ops("query")) == attempts
     assert table.trace.requests == attempts
     assert caught.value.__cause__ is failures[attempts - 1]
+
+
+async def test_throttling_is_retried_past_the_attempts_while_the_deadline_allows() -> None:
+    """DynamoDB throttling is busy, not down: retried until it answers, within the deadline."""
+    client = FakeClient()
+    client.script["query"] = [client_error("ThrottlingException") for _ in range(12)]
+    table = make_table(client, RetryPolicy(3, base_delay=0.001, max_delay=0.002))
+
+    assert await query(table) == {"Items": [], "Count": 0}
+    assert len(client.ops("query")) == 13
+
+
+def cancelled(*reasons: str) -> ClientError:
+    error = client_error("TransactionCanceledException")
+    error.response["CancellationReasons"] = [{"Code": r} for r in reasons]
+    return error
+
+
+async def test_a_conflicting_transaction_is_retried_until_the_deadline_then_conflict() -> None:
+    client = FakeClient(delay=0.002)
+    client.script["transact_write_items"] = [cancelled("None", "TransactionConflict")] * 1000
+    policy = RetryPolicy(attempts=2, base_delay=0.001, max_delay=0.002, deadline=0.1)
+    table = make_table(client, policy)
+
+    with pytest.raises(Conflict) as caught:
+        await table.transact_write([{"Put": {}}, {"Put": {}}], [None, None])
+
+    assert code_of(caught.value) == "CONFLICT"
+    assert 5 < len(client.ops("transact_write_items")) < 100
+
+
+async def test_a_conflict_that_clears_commits() -> None:
+    client = FakeClient()
+    client.script["transact_write_items"] = [cancelled("TransactionConflict", "None")] * 3
+    table = make_table(client)
+
+    await table.transact_write([{"Put": {}}, {"Put": {}}], [None, None])
+
+    assert len(client.ops("transact_write_items")) == 4
+
+
+async def test_an_attempt_that_times_out_is_sent_again_within_the_deadline() -> None:
+    """A call with no answer in its own time is given up and sent again, the next attempt
+    waiting twice as long; the request's deadline bounds them all."""
+    client = FakeClient()
+    hung = asyncio.Event()
+
+    async def hang(params: dict[str, Any]) -> Response:
+        await hung.wait()
+        return {}
+
+    client.script["query"] = [hang, {"Items": [], "Count": 1}]
+    policy = RetryPolicy(base_delay=0.001, max_delay=0.002, deadline=5.0, timeout=0.05)
+    table = make_table(client, policy)
+    started = time.monotonic()
+    assert await query(table) == {"Items": [], "Count": 1}
+    assert time.monotonic() - started < 1.0
+    assert len(client.ops("query")) == 2
+
+
+def test_each_attempt_after_a_timeout_waits_twice_as_long() -> None:
+    assert [RetryPolicy(timeout=0.5).wait(n) for n in range(3)] == [0.5, 1.0, 2.0]
+    assert RetryPolicy(deadline=8.0).wait(0) == math.inf  # by default: the deadline alone
 
 
 async def test_call_stops_at_the_policy_deadline() -> None:
