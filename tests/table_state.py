@@ -10,10 +10,17 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
-from graph.dynamo.client import Endpoint, client_config, create_table, open_client
+from graph.dynamo.client import (
+    Endpoint,
+    client_config,
+    create_table,
+    open_client,
+    table_definition,
+)
+from graph.dynamo.plane import ControlPlane
 from graph.items import Codec
 from graph.marks import is_marked
-from graph.table import Item, RetryPolicy, Table, from_dynamo
+from graph.table import Item, Layout, RetryPolicy, Table, from_dynamo
 from graph.writes.writer import Writer
 from models.demo.generate import demo_items
 from server.engine import engine_for
@@ -139,3 +146,12 @@ async def demo_table(url: str) -> AsyncIterator[Table]:
         table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=DEMO_LAYOUT)
         await table.batch_write(demo_items())
         yield table
+
+
+async def create_streamless(control: ControlPlane, name: str, layout: Layout) -> None:
+    """The table of :func:`graph.dynamo.client.create_table`, without its stream, for tests of
+    many transactions: moto copies the whole table, its stream's records included, for each
+    action of a transaction, so with a stream each transaction takes longer than the last."""
+    definition = table_definition(name, layout)
+    del definition["StreamSpecification"]
+    await control.create_table(definition)

@@ -16,23 +16,22 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from graph.errors import BadUserInput, EdgewiseError, Unavailable
+from graph.errors import EdgewiseError, Unavailable
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.marks import unmarked
 from graph.reads import Reads
 from graph.table import Failure, Item, Table, to_dynamo
-from graph.writes import idempotency
+from graph.writes import idempotency, transaction
 from graph.writes.items import Items
 from graph.writes.pending import commit_pending
 from graph.writes.replicas import Delta, Upkeep
-from graph.writes.transaction import MAX_ACTIONS, Action
+from graph.writes.transaction import Action
 from model import EdgeType, Model
 from model.types import RECORD_EXPIRES
 
-__all__ = ["ATTEMPTS", "Change", "Committer", "Missing", "always"]
+__all__ = ["Change", "Committer", "Missing", "always"]
 
-ATTEMPTS = 5  # a write whose reads went stale meanwhile reads again this often
 Change = tuple[EdgeType, Ref, Ref, "Item | None"]  # an edge item changed: None when removed
 
 
@@ -43,11 +42,6 @@ class Missing(EdgewiseError):
 def always(error: EdgewiseError) -> Failure:
     """A failed condition's meaning whatever the item holds."""
     return lambda _old: error
-
-
-def _value(v: Any) -> dict[str, Any]:
-    value: dict[str, Any] = to_dynamo({"v": v})["v"]
-    return value
 
 
 class Committer:
@@ -121,11 +115,7 @@ class Committer:
 
     def params(self, action: Action) -> dict[str, Any]:
         """An action's parameters of a single-item call (no ``TableName``)."""
-        params = dict(action.body)
-        if action.condition:
-            params["ConditionExpression"] = action.condition
-        params |= action.expr.params(_value)
-        return params
+        return transaction.params(action)
 
     async def edges_at(self, edge: EdgeType, key: ItemKey, end: str) -> list[Item]:
         """Every ``edge`` item whose ``end`` is the node at ``key``."""
@@ -139,7 +129,7 @@ class Committer:
         """Actions the next transaction may hold: one less while it must carry the request's
         idempotency record."""
         state = idempotency.current()
-        return MAX_ACTIONS - (1 if state is not None and not state.written else 0)
+        return self.table.max_actions - (1 if state is not None and not state.written else 0)
 
     async def commit(self, actions: list[Action]) -> None:
         """Commit ``actions`` (nothing when there are none): one single-item call for one
@@ -158,18 +148,7 @@ class Committer:
     async def transact(self, actions: list[Action], token: str | None = None) -> None:
         """Commit ``actions`` as one TransactWriteItems (``token``: its ClientRequestToken);
         BAD_USER_INPUT when they are more than one transaction holds."""
-        if len(actions) > MAX_ACTIONS:
-            raise BadUserInput(
-                f"this write needs {len(actions)} items changed at once; "
-                f"a transaction holds at most {MAX_ACTIONS}"
-            )
-        body = []
-        for action in actions:
-            params = self.params(action) | {"TableName": self.table.name}
-            if action.condition and action.on_fail is not None:
-                params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-            body.append({action.kind: params})
-        await self.table.transact_write(body, [a.on_fail for a in actions], token)
+        await transaction.transact(self.table, actions, token)
 
     async def _commit_keyed(self, state: idempotency.Keyed, actions: list[Action]) -> None:
         """A commit of a request sent with an Idempotency-Key: its first carries the record
@@ -226,4 +205,4 @@ class Committer:
         elif delta.size(actions) <= self.room:
             await self.commit(upkeep.fold(actions, delta))
         else:
-            await commit_pending(upkeep, self.transact, self.commit, actions, delta)
+            await commit_pending(upkeep, self.commit, actions, delta)

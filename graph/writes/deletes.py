@@ -24,8 +24,9 @@ from graph.items import Ref
 from graph.keys import ItemKey
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
-from graph.table import Failure, Item
-from graph.writes.commit import ATTEMPTS, Committer
+from graph.table import Failure, Item, Table
+from graph.writes import background
+from graph.writes.commit import Committer
 from graph.writes.items import describe
 from graph.writes.nodes import claims
 from graph.writes.replicas import Delta, Moved
@@ -138,12 +139,13 @@ async def delete_node(
     if max_actions < 2:
         raise ValueError("max_actions: a transaction must hold an edge and its far-end counter")
     contended = False
-    for _ in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         old = await writer.table.get_item(key)
         if old is None:
             raise NotFound(f"{node.name} {describe(node, key)} does not exist")
         if is_marked(model, old):
-            await finish_deletion(writer, node, key, max_actions)
+            await _finish_later(writer, node, key, max_actions)
             return
         removals = await related(writer, node, key)
         along = claims(writer, node, key, writer.items.values_of(node, old), {})
@@ -162,6 +164,8 @@ async def delete_node(
                     return
             except (_Raced, Moved):
                 contended = True  # edges come and go: mark it, which they cannot race
+                if not await retries.again():
+                    break
                 continue
         sets = {deletions.attribute: True, deletions.index.pk: deletions.partition}
         if deletions.index.sk is not None:
@@ -171,10 +175,22 @@ async def delete_node(
         try:
             await writer.commit([mark, *along])
         except _Raced:
+            if not await retries.again():
+                break
             continue
-        await finish_deletion(writer, node, key, max_actions)
+        await _finish_later(writer, node, key, max_actions)
         return
     raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
+
+
+async def _finish_later(writer: Committer, node: NodeType, key: ItemKey, max_actions: int) -> None:
+    """:func:`finish_deletion` as the work that follows the mark (the node already reads as
+    gone): in the background once the request's deadline is near."""
+
+    async def finish(view: Table, _attempt: int) -> None:
+        await finish_deletion(Committer(view, writer.codec), node, key, max_actions)
+
+    await background.follow(writer.table, finish, f"the rest of the delete of {key.pk}")
 
 
 async def finish_deletion(
@@ -263,7 +279,8 @@ async def delete(writer: Committer, node: NodeType, key: ItemKey) -> None:
     if node.parent_counter is not None:
         parent = writer.items.parent_key(node, key)
         last.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))
-    for _ in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         try:
             while True:
                 taken, delta, rest = await take(writer, removals, writer.room - len(last), _cost)
@@ -275,6 +292,8 @@ async def delete(writer: Committer, node: NodeType, key: ItemKey) -> None:
                 batch, _ = _pack(writer, taken, writer.room, conditioned=False)
                 await writer.commit_delta(batch, delta)
         except Moved:
+            if not await retries.again():
+                break
             removals = await related(writer, node, key)  # a path changed: read again
     raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
 

@@ -1,7 +1,7 @@
 """Writes of edges: add, remove and update one, with the counters at its ends and the replicas
 through it; and the insert of new items (a node with the edge that reaches it) with counters of
-existing nodes, for hooks. A write that read a replicated path retries when the path moved
-before its commit (:class:`~graph.writes.replicas.Moved`)."""
+existing nodes, for hooks. A write that read a replicated path reads again when the path moved
+before its commit (:class:`~graph.writes.replicas.Moved`), with backoff, until the deadline."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from graph.items import Ref
 from graph.marks import is_marked
 from graph.table import Failure, Item, from_dynamo
 from graph.writes import idempotency
-from graph.writes.commit import ATTEMPTS, Change, Committer, Missing, always
+from graph.writes.commit import Change, Committer, Missing, always
 from graph.writes.constraints import check_values
 from graph.writes.replicas import Moved, clock_of
 from graph.writes.transaction import Action
@@ -28,15 +28,15 @@ async def add_edge(
     """Put an edge, its ends checked (and counted) in the same transaction; an end that is
     ``one`` is conditioned on its counter when the edge is counted, else read first."""
     check_values(edge.fields, fields)
-    for attempt in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         item, actions = await _adding(writer, edge, source, target, fields)
         try:
             await writer.commit_changes(actions, [(edge, source, target, item)])
             return item
         except Moved:
-            if attempt == ATTEMPTS - 1:
+            if not await retries.again():
                 raise
-    raise AssertionError("unreachable")
 
 
 async def _adding(
@@ -96,7 +96,8 @@ async def _adding(
 async def remove_edge(writer: Committer, edge: EdgeType, source: Ref, target: Ref) -> bool:
     """Delete an edge and uncount it at its ends; False when there was none."""
     key = writer.codec.edge_key(edge, source.key, target.key)
-    for attempt in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         actions = [writer.exists_action(key, lambda _old: Missing(), "Delete")]
         for end, ref in (("from", source), ("to", target)):
             counter = edge.counter(end)
@@ -107,11 +108,10 @@ async def remove_edge(writer: Committer, edge: EdgeType, source: Ref, target: Re
         except Missing:
             return False
         except Moved:
-            if attempt == ATTEMPTS - 1:
+            if not await retries.again():
                 raise
             continue
         return True
-    raise AssertionError("unreachable")
 
 
 async def insert(
@@ -129,7 +129,8 @@ async def insert(
         if edge is not None:
             ends = (codec.end(edge, item, "from"), codec.end(edge, item, "to"))
             changes.append((edge, *ends, item))
-    for attempt in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         actions = []
         for item in items:
             key = writer.layout.item_key(item)
@@ -142,7 +143,7 @@ async def insert(
             await writer.commit_changes(actions, changes)
             return
         except Moved:
-            if attempt == ATTEMPTS - 1:
+            if not await retries.again():
                 raise
 
 
@@ -192,7 +193,8 @@ async def _update_copied(
     key = writer.codec.edge_key(edge, source.key, target.key)
     sets = {a: v for a, v in attributes.items() if v is not None}
     removes = [a for a, v in attributes.items() if v is None]
-    for attempt in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         old = await writer.table.get_item(key)
         if old is None:
             raise missing
@@ -206,11 +208,10 @@ async def _update_copied(
         try:
             await writer.commit_delta([action], delta)
         except Moved:
-            if attempt == ATTEMPTS - 1:
+            if not await retries.again():
                 raise
             continue
         return after
-    raise AssertionError("unreachable")
 
 
 def _gone_or_changed(ref: Ref, model: Model) -> Failure:

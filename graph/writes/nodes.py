@@ -12,8 +12,9 @@ from graph.items import Ref
 from graph.keys import ItemKey, new_id
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
-from graph.table import Item
-from graph.writes.commit import ATTEMPTS, Committer, Missing, always
+from graph.table import Item, Table
+from graph.writes import background
+from graph.writes.commit import Committer, Missing, always
 from graph.writes.constraints import check_values
 from graph.writes.items import describe, now_iso
 from graph.writes.replicas import Moved
@@ -99,16 +100,17 @@ async def update(
     read: Item | None = None,
 ) -> Item:
     """Read the node (or take ``read``), then write it conditioned on its version as read; a
-    change made meanwhile, without ``expected``, makes it read again (:data:`ATTEMPTS` times).
-    Returns the item as written."""
+    change made meanwhile, without ``expected``, makes it read again, with backoff, until the
+    deadline (then CONFLICT). Returns the item as written."""
     check_values(node.fields, changes)
-    for _ in range(ATTEMPTS - 1):
+    retries = writer.table.retries()
+    while True:
         try:
             return await _update_once(writer, node, key, changes, expected, read=read)
         except (_Changed, Moved):
             read = None
-            continue
-    return await _update_once(writer, node, key, changes, expected, last=True)
+            if not await retries.again():
+                raise
 
 
 async def _update_once(
@@ -117,7 +119,6 @@ async def _update_once(
     key: ItemKey,
     changes: Mapping[str, Any],
     expected: int | None,
-    last: bool = False,
     read: Item | None = None,
 ) -> Item:
     model, layout = writer.model, writer.layout
@@ -154,7 +155,7 @@ async def _update_once(
         if current is None or is_marked(model, current):
             return NotFound(f"{node.name} {key.pk} does not exist")
         message = f"{node.name} {key.pk} was changed concurrently; read it again"
-        return Conflict(message) if expected is not None or last else _Changed(message)
+        return Conflict(message) if expected is not None else _Changed(message)
 
     action.on_fail = stale
     action.leaves = new
@@ -168,7 +169,15 @@ async def _update_once(
     if len(actions) + len(copies) > writer.room and copies:  # the rest in further writes
         room = max(writer.room - len(actions), 0)
         await writer.commit(actions + copies[:room])
-        await _refresh(writer, node, key, before, after, copies[room:])
+        rest = copies[room:]
+
+        async def refresh(view: Table, attempt: int) -> None:
+            again = Committer(view, writer.codec)
+            updates = await _copies(again, node, key, before, after) if attempt else rest
+            await _refresh(again, node, key, before, after, updates)
+
+        what = f"the copies of {node.name} {key.pk}'s fields past one transaction"
+        await background.follow(writer.table, refresh, what)
         return new
     await writer.commit(actions + copies)
     return new
@@ -235,7 +244,8 @@ async def _refresh(
     of up to 99 edges, each checking that the node still holds the values copied. When it
     does not, a later update changed them and refreshes the copies itself: this one stops.
     An edge removed meanwhile makes it list the edges again."""
-    for _ in range(ATTEMPTS):
+    retries = writer.table.retries()
+    while True:
         try:
             start = 0
             while start < len(updates):
@@ -246,8 +256,11 @@ async def _refresh(
         except _Superseded:
             return
         except _Changed:
+            if not await retries.again():
+                raise Conflict(
+                    f"the edges of {node.name} {key.pk} keep changing; update it again"
+                ) from None
             updates = await _copies(writer, node, key, before, after)
-    raise Conflict(f"the edges of {node.name} {key.pk} keep changing; update it again")
 
 
 def _holds(writer: Committer, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> Action:

@@ -32,7 +32,7 @@ from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.reads import Branch, Listing, Reads
 from graph.table import Failure, Item, Table, to_dynamo
-from graph.writes.transaction import MAX_ACTIONS, Action
+from graph.writes.transaction import Action
 from model import EdgeType, Field, KeyValueError, Model, NodeType
 from model.values import Replica
 
@@ -45,6 +45,7 @@ __all__ = [
     "Difference",
     "Moved",
     "Upkeep",
+    "add_to",
     "clock_of",
     "differences",
     "digest_attribute",
@@ -57,7 +58,6 @@ __all__ = [
     "replica_listing",
 ]
 
-ATTEMPTS = 5
 Difference = tuple[str, ItemKey, "Item | None"]  # missing|stale|extra, the key, the item wanted
 Commit = Callable[[list[Action]], Awaitable[None]]
 LAG_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # seconds between reads of a lagging index
@@ -357,6 +357,13 @@ class Upkeep:
         """Whether ``item`` is one of ``replica``'s items."""
         return holds(self.codec, replica, item)
 
+    def start_key(self, key: ItemKey) -> ItemKey | None:
+        """The key of the start whose partition holds the replica item at ``key``."""
+        for replica in self.model.replicas:
+            if replica.sk.parse(key.sk) is not None and (ref := self.start_of(replica, key)):
+                return ref.key
+        return None
+
     def start_of(self, replica: Replica, key: ItemKey) -> Ref | None:
         """The start node whose partition holds a replica item."""
         values = replica.pk.parse(key.pk)
@@ -386,9 +393,13 @@ class Upkeep:
     ) -> list[Difference]:
         """Compare ``start``'s replicas with its path and (``commit``) write the difference, in
         transactions conditioned on the start's clock as read before the walk, so a change made
-        meanwhile makes it compare again; ``last(clock)`` gives the last transaction's check of
-        the clock instead (a pending mark cleared). Returns the differences found."""
-        for _ in range(ATTEMPTS):
+        meanwhile makes it compare again (with backoff, until the deadline: then CONFLICT);
+        ``last(clock)`` gives the last transaction's action on the start instead (a pending
+        mark cleared). A transaction that writes replicas advances the start's clock, as every
+        write of a start's replicas does, so that a write computed before it (a pending job's)
+        can no longer land after it. Returns the differences found."""
+        retries = self.table.retries()
+        while True:
             item = await self.table.get_item(start.key)
             found: list[Difference] = []
             for replica in replicas:
@@ -398,11 +409,12 @@ class Upkeep:
             if commit is None or not (found or last):
                 return found
             writes = [self._write(d) for d in found]
-            chunks = [writes[at : at + MAX_ACTIONS - 2] for at in range(0, len(writes), 98)]
+            room = self.table.max_actions - 2
+            chunks = [writes[at : at + room] for at in range(0, len(writes), room)] or [[]]
+            clock = clock_of(item)
             try:
-                for i, chunk in enumerate(chunks or [[]]):
-                    clock = clock_of(item)
-                    if last is not None and i >= len(chunks) - 1:
+                for i, chunk in enumerate(chunks):
+                    if last is not None and i == len(chunks) - 1:
                         checks = last(clock)
                     else:
                         check = Action(
@@ -410,44 +422,24 @@ class Upkeep:
                         )
                         on_clock(check, self.layout.pk, clock)
                         checks = [check]
+                    if chunk and clock is not ABSENT:
+                        add_to(next(a for a in checks if a.key == start.key), CLOCK, 1)
                     await commit([*checks, *chunk])
+                    if chunk and clock is not ABSENT:
+                        clock = (clock or 0) + 1
             except Moved:
+                if not await retries.again():
+                    raise Conflict(
+                        f"{start.key.pk} keeps changing concurrently; try again"
+                    ) from None
                 continue
             return found
-        raise Conflict(f"{start.key.pk} keeps changing concurrently; try again")
 
     def _write(self, difference: Difference) -> Action:
         _, key, item = difference
         if item is None:
             return Action("Delete", key, {"Key": self.layout.key(key)})
         return Action("Put", key, {"Item": to_dynamo(item)}, leaves=item)
-
-    async def rebuild(
-        self,
-        replicas: list[Replica],
-        items: list[Item],
-        commit: Commit | None,
-        progress: Callable[[int], object] | None = None,
-    ) -> list[Difference]:
-        """Every difference between the replicas and their paths: found in ``items`` (the table
-        read whole), then each start that differs compared again with consistent reads and
-        (``commit``) written."""
-        graph = [i for i in items if not self.is_replica(i)]
-        wanted = joined(self.codec, graph)
-        found: list[Difference] = []
-        for replica in replicas:
-            desired = {k: i for k, i in wanted.items() if self.holds(replica, i)}
-            stored = {self.codec.item_key(i): i for i in items if self.holds(replica, i)}
-            starts: dict[ItemKey, Ref] = {}
-            for _, key, _ in differences(self.model, replica, desired, stored):
-                start = self.start_of(replica, key)
-                if start is not None:
-                    starts.setdefault(start.key, start)
-            for start in starts.values():
-                found += await self.recompute(start, [replica], commit)
-                if progress is not None:
-                    progress(1)
-        return found
 
     # ---- into a transaction ----------------------------------------------------------------
 
@@ -467,7 +459,7 @@ class Upkeep:
             if key in delta.clocks:
                 on_clock(action, layout.pk, delta.clocks[key])
             if key in delta.bumps:
-                _add(action, CLOCK, 1)
+                add_to(action, CLOCK, 1)
         for key, adds in delta.adds.items():
             action = by_key.get(key)
             if action is None:
@@ -476,7 +468,7 @@ class Upkeep:
                 action.on_fail = _always_moved
                 actions.append(action)
             for attribute, value in adds.items():
-                _add(action, attribute, value)
+                add_to(action, attribute, value)
         for key, item in delta.puts.items():
             if key not in by_key:
                 actions.append(Action("Put", key, {"Item": to_dynamo(item)}, leaves=item))
@@ -637,7 +629,7 @@ def _moved_or(failure: Failure | None, clock: Any) -> Failure:
     return fail
 
 
-def _add(action: Action, attribute: str, value: int) -> None:
+def add_to(action: Action, attribute: str, value: int) -> None:
     """Add ``value`` to a number attribute of the item the action writes: ``ADD`` in an Update
     (a ConditionCheck becomes one), the sum in a Put; nothing on a Delete."""
     if action.kind == "Delete":

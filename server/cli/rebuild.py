@@ -10,15 +10,18 @@ import sys
 from tqdm import tqdm
 
 from graph.bulk import scan
-from graph.table import Table
+from graph.dynamo.client import client_config, open_client
+from graph.table import RetryPolicy, Table
 from graph.writes.pending import resume_replicas
-from graph.writes.replicas import Difference
+from graph.writes.rebuild import Checkpoint, Rebuilt, rebuild
 from graph.writes.writer import Writer
 from model import Model
 from model.values import Replica
-from server.cli.command import Command, client_of, connection_flags, engine_of
+from server.cli.command import Command, connection_flags, endpoint_of, engine_of
 
 __all__ = ["COMMAND"]
+
+PATIENCE = 120.0  # seconds one call may take, retries included: no request waits on a rebuild
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +33,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="list the differences, write nothing"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on from where an interrupted rebuild of the same --field got to (the table "
+        "is read again; the starts it compared are not)",
     )
 
 
@@ -63,26 +72,41 @@ def run(args: argparse.Namespace) -> None:
     if args.field is not None:
         replicas = [_replica_of(engine.model, args.field)]
 
-    async def compare() -> list[Difference]:
-        async with client_of(args) as client:
-            table = Table(client, args.table, layout=engine.layout)
+    async def compare() -> Rebuilt:
+        config = client_config(read_timeout=PATIENCE)
+        async with open_client(
+            endpoint_of(args), config, lean=args.settings.client == "lean"
+        ) as client:
+            policy = RetryPolicy(deadline=PATIENCE, timeout=args.settings.dynamodb_timeout)
+            table = Table(client, args.table, policy, layout=engine.layout)
             writer = Writer(table, engine.codec)
             assert writer.upkeep is not None
             if not args.dry_run:  # work a crashed process left, first
-                await resume_replicas(writer.upkeep, writer.transact)
+                await resume_replicas(writer.upkeep)
             estimate = (await table.describe()).get("ItemCount") or None
             with tqdm(total=estimate, unit="items", desc="reading", file=sys.stderr) as bar:
                 items = await scan(table, progress=bar.update)
             commit = None if args.dry_run else writer.commit
+            checkpoint = Checkpoint(table, args.field or "*")
             with tqdm(unit="starts", desc="comparing", file=sys.stderr) as bar:
-                return await writer.upkeep.rebuild(replicas, items, commit, bar.update)
+                return await rebuild(
+                    writer.upkeep, replicas, items, commit, bar.update, checkpoint, args.resume
+                )
 
-    found = asyncio.run(compare())
-    for kind, key, _ in found:
+    done = asyncio.run(compare())
+    for kind, key, _ in done.found:
         print(f"{kind} {key.pk} {key.sk}")
-    done = "not written (--dry-run)" if args.dry_run else "written"
-    print(f"{len(found)} differences, {done}", file=sys.stderr)
-    if args.dry_run and found:
+    written = "not written (--dry-run)" if args.dry_run else "written"
+    skipped = f"; {done.skipped} starts compared before (--resume)" if done.skipped else ""
+    print(f"{len(done.found)} differences, {written}{skipped}", file=sys.stderr)
+    if done.failed:
+        for key, why in done.failed:
+            print(f"could not compare {key.pk}: {why}", file=sys.stderr)
+        raise SystemExit(
+            f"edgewise rebuild: {len(done.failed)} starts kept changing or DynamoDB kept "
+            "failing; run `edgewise rebuild --resume` again"
+        )
+    if args.dry_run and done.found:
         raise SystemExit(1)
 
 
@@ -94,6 +118,8 @@ COMMAND = Command(
     description="Read the table whole (a parallel Scan), find every start whose replicas "
     "differ from its path, compare each again with consistent reads and write the "
     "difference in transactions conditioned on the start's clock (a change made meanwhile "
-    "makes it compare again). Prints one line per difference, `missing|extra|stale <pk> "
-    "<sk>`. Exit status: 0, or 1 when --dry-run found a difference.",
+    "makes it compare again), 100 starts at a time, recording each hundred done so that "
+    "--resume goes on after an interruption. Throttling and slow answers are retried. "
+    "Prints one line per difference, `missing|extra|stale <pk> <sk>`. Exit status: 0, or 1 "
+    "when --dry-run found a difference or a start could not be compared.",
 )

@@ -18,7 +18,6 @@ from graph.bulk import dump, load
 from graph.dynamo.capabilities import Capabilities, probe
 from graph.dynamo.client import (
     Endpoint,
-    client_config,
     create_table,
     open_client,
     open_streams_client,
@@ -26,7 +25,8 @@ from graph.dynamo.client import (
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.dynamo.streams import stream_arn
 from graph.errors import BadUserInput, EdgewiseError
-from graph.table import RetryPolicy, Table
+from graph.table import Table
+from graph.writes import background
 from graph.writes.deletes import resume_deletions as resume_model_deletions
 from graph.writes.pending import resume_replicas
 from graph.writes.writer import Writer
@@ -76,11 +76,11 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
             endpoint = Endpoint(embedded.url)
         else:
             endpoint = Endpoint.parse(settings.dynamodb)
-        config = client_config(settings.connect_timeout, settings.read_timeout)
+        config = settings.client_config()
         lean = settings.client == "lean"
         client = await stack.enter_async_context(open_client(endpoint, config, lean=lean))
         name = settings.table or engine.table_name
-        policy = RetryPolicy(deadline=settings.deadline)
+        policy = settings.retry_policy()
         table = Table(client, name, policy, layout=engine.layout)
         if embedded_mode:
             await create_table(client.control, name, layout=engine.layout)
@@ -97,20 +97,29 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
             log.info("dumped %d items to %s", count, data_file)
 
 
+SWEEP = 60.0  # seconds between two looks for replicas' work whose process died
+
+
 async def _resume(table: Table, engine: Engine) -> None:
     """Finish deletions (graph.writes.deletes, for a model with a ``deletions`` setting) and replica
-    writes (graph.writes.pending) a previous process left part-way."""
+    writes (graph.writes.pending) a previous process left part-way; then, every :data:`SWEEP`
+    seconds, replica writes whose process died meanwhile (another server's: their lease ran
+    out)."""
     writer = Writer(table, engine.codec)
     try:
         finished = await resume_model_deletions(writer)
         if finished:
             log.info("finished %d interrupted deletions", finished)
-        if writer.upkeep is not None:
-            finished = await resume_replicas(writer.upkeep, writer.transact)
+    except Exception:
+        log.exception("could not finish interrupted deletions; they resume at the next start")
+    while writer.upkeep is not None:
+        try:
+            finished = await resume_replicas(writer.upkeep)
             if finished:
                 log.info("finished the replicas of %d interrupted writes", finished)
-    except Exception:
-        log.exception("could not finish interrupted work; it resumes at the next start")
+        except Exception:
+            log.exception("could not finish interrupted replicas' work; trying again later")
+        await asyncio.sleep(SWEEP)
 
 
 async def healthz(request: Request) -> Response:
@@ -185,7 +194,7 @@ async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None
         )
         state.schema = engine.schema(settings.production, settings.read_only, False)
         return None
-    config = client_config(settings.connect_timeout, settings.read_timeout)
+    config = settings.client_config()
     endpoint = _streams_endpoint(table, settings)
     metrics_: metrics.Metrics | None = state.metrics
     return Hub(
@@ -284,6 +293,12 @@ def create_app(
                     yield
             if resuming is not None:
                 resuming.cancel()
+            # what requests left running (graph.writes.background), before the client closes;
+            # what is not done by then is finished at the next start
+            if not await background.settled(app.state.settings.shutdown_timeout):
+                log.warning("stopping with replicas still being written; the next start ends it")
+                for task in background.running():
+                    task.cancel()
 
     routes = [
         Route("/graphql", observed(graphql), methods=["GET", "POST"]),

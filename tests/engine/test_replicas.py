@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.errors import Conflict, NotFound
 from graph.items import Ref
 from graph.table import Item, RetryPolicy, Table
-from graph.writes import deletes, pending
 from graph.writes.replicas import PENDING, joined
 from graph.writes.writer import Writer
 from model import ModelError, parse_model
@@ -520,20 +518,7 @@ def test_random_interleavings_leave_the_replicas_exact(
     )
 
 
-# ---- a fan-out past one transaction (the pending protocol) ---------------------------------
-
-MEMBERS = 101  # one more replica than a transaction holds actions
-
-
-async def add_big_group(table: Table, engine: Engine) -> None:
-    """group ``big`` with 101 members (m0 … m100), subscribed to nothing yet."""
-    users = [{"type": "User", "id": f"m{i}", "name": f"M{i}"} for i in range(MEMBERS)]
-    edges = [
-        {"label": "MEMBER_OF", "from": f"m{i}", "to": "big", "role": "MEMBER"}
-        for i in range(MEMBERS)
-    ]
-    sample = {"nodes": [{"type": "Group", "id": "big", "name": "Big"}, *users], "edges": edges}
-    await table.batch_write(engine.items(table, sample))
+# ---- the pending protocol: tests/engine/test_pending.py -------------------------------------
 
 
 async def leftovers(table: Table) -> list[tuple[str, str]]:
@@ -542,98 +527,6 @@ async def leftovers(table: Table) -> list[tuple[str, str]]:
     jobs = [key for key in items if key[0].startswith("~replicas#")]
     marks = [key for key, item in items.items() if int(item.get(PENDING) or 0) != 0]
     return jobs + marks
-
-
-async def test_a_fan_out_past_one_transaction_is_exact_and_read_right_while_pending(
-    table: Table, engine: Engine, model_file: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    await add_big_group(table, engine)
-    finish, seen = pending._finish, []
-
-    async def read_between(*args: Any) -> None:
-        """While the replicas are unwritten, a marked member reads its path."""
-        replica = await answers(table, model_file, "m7", "prod1")
-        seen.append(replica["data"]["user"]["hasAccess"])
-        assert as_sets(replica["data"]) == as_sets(
-            (await answers(table, "demo", "m7", "prod1"))["data"]
-        )
-        await finish(*args)
-
-    monkeypatch.setattr(pending, "_finish", read_between)
-    writer = Writer(table, engine.codec)
-    big, prod1 = ref(writer, "Group", "big"), ref(writer, "Product", "prod1")
-    subscribes = engine.model.edges["SUBSCRIBES_TO"]
-    await writer.add_edge(subscribes, big, prod1, {"plan": "pro", "status": "ACTIVE"})
-    assert seen == [True]
-    assert not await drift(table, engine)
-    assert await leftovers(table) == []
-    replica = await answers(table, model_file, "m7", "prod1")
-    assert replica["data"]["user"]["hasAccess"] is True
-    assert replica["extensions"]["dynamodb"]["rounds"] == 1
-    await deletes.delete(writer, engine.model.types["Group"], big.key)  # 101 replicas go too
-    assert len(seen) == 2
-    assert not await drift(table, engine)
-    assert await leftovers(table) == []
-
-
-CRASH = """
-import asyncio, os, sys
-from graph.writes import deletes, pending
-from graph.dynamo.client import Endpoint, client_config, open_client
-from graph.writes.writer import Writer
-from graph.table import RetryPolicy, Table
-from server.engine import engine_for
-
-pending.LEASE = 1.0
-renew, calls = pending.Job.renew, []
-
-def dying(self):
-    calls.append(1)
-    if len(calls) == 4:  # marks (2 transactions), the change (1): the first replicas are next
-        os._exit(9)
-    return renew(self)
-
-pending.Job.renew = dying
-
-async def main(url, model):
-    engine = engine_for(model)
-    async with open_client(Endpoint(url), client_config(read_timeout=60.0)) as client:
-        table = Table(client, "graph", RetryPolicy(deadline=180.0), layout=engine.layout)
-        writer = Writer(table, engine.codec)
-        types, edge = engine.model.types, engine.model.edges["SUBSCRIBES_TO"]
-        big = writer.codec.by_id(types["Group"], "big")
-        prod = writer.codec.by_id(types["Product"], "prod3")
-        await writer.add_edge(edge, big, prod, {"plan": "pro", "status": "ACTIVE"})
-
-asyncio.run(main(sys.argv[1], sys.argv[2]))
-"""
-
-
-async def test_a_process_killed_mid_fan_out_is_finished_at_the_next_start(
-    table: Table, engine: Engine, model_file: str, dynamodb: EmbeddedDynamoDB, tmp_path: Path
-) -> None:
-    await add_big_group(table, engine)
-    script = tmp_path / "crash.py"
-    script.write_text(CRASH)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), dynamodb.url, model_file, cwd=ROOT
-    )
-    assert await process.wait() == 9
-    assert await drift(table, engine)  # committed, its replicas not written
-    assert len(await leftovers(table)) == 1 + MEMBERS  # the job, every member marked
-    replica = await answers(table, model_file, "m3", "prod3")  # marked: walked
-    assert replica["data"]["user"]["hasAccess"] is True
-    await asyncio.sleep(2.1)  # the crashed process's lease runs out
-
-    settings = Settings(
-        model=model_file, dynamodb=dynamodb.url, table="graph", read_timeout=60.0, deadline=180.0
-    )
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        started = asyncio.all_tasks() - {asyncio.current_task()}
-        await asyncio.wait(started, timeout=60)  # the start-up's resume runs in the background
-    assert not await drift(table, engine)
-    assert await leftovers(table) == []
 
 
 class Lagging(Table):
