@@ -57,7 +57,7 @@ class Rebuilt:
 
     found: list[Difference] = field(default_factory=list)
     failed: list[tuple[ItemKey, str]] = field(default_factory=list)
-    skipped: int = 0  # starts done before, by the run a --resume goes on from
+    after: str | None = None  # the last start the run a --resume goes on from had done
 
 
 async def rebuild(
@@ -89,7 +89,7 @@ async def rebuild(
     done = Rebuilt()
     after = await checkpoint.read() if checkpoint is not None and resume else None
     if after is not None:
-        done.skipped = sum(1 for k in order if _place(k) <= after)
+        done.after = after.partition("\x00")[0]
         order = [k for k in order if _place(k) > after]
     gate = asyncio.Semaphore(AT_ONCE)
 

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> None:
     for kind, key, _ in done.found:
         print(f"{kind} {key.pk} {key.sk}")
     written = "not written (--dry-run)" if args.dry_run else "written"
-    skipped = f"; {done.skipped} starts compared before (--resume)" if done.skipped else ""
+    skipped = f"; went on after {done.after} (--resume)" if done.after else ""
     print(f"{len(done.found)} differences, {written}{skipped}", file=sys.stderr)
     if done.failed:
         for key, why in done.failed:
