@@ -9,6 +9,7 @@ import binascii
 import copy
 import math
 import random
+import sys
 import time
 import uuid
 from collections import Counter
@@ -174,16 +175,30 @@ class Retries:
     """The attempts of a write that reads again when what it read changed before its commit
     (a version, a clock): full-jitter backoff between them, until the deadline leaves no time
     for one more (as long as the last one took), so that the last failure is the write's
-    answer (CONFLICT) rather than a timeout."""
+    answer (CONFLICT) rather than a timeout. ``async with table.retries() as retries``: inside,
+    a call cut short by the deadline after a conflict raises that conflict."""
 
     def __init__(self, table: Table) -> None:
+        self.table = table
         self.policy = table.policy
         self.began = time.monotonic()
         self.ends = table._ends(self.began)
         self.attempt = 0
+        self._outer: Conflict | None = None
+
+    async def __aenter__(self) -> Retries:
+        self._outer = self.table.conflicted
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.table.conflicted = self._outer
 
     async def again(self) -> bool:
-        """Wait before the next attempt; False when there is no time left for one."""
+        """Wait before the next attempt (called while handling the conflict); False when there
+        is no time left for one."""
+        conflict = sys.exception()
+        if isinstance(conflict, Conflict):
+            self.table.conflicted = conflict
         now = time.monotonic()
         self.attempt += 1
         delay = self.policy.backoff(self.attempt)
@@ -277,11 +292,13 @@ class Table:
         self.deadline = deadline  # time.monotonic() by which every call must have ended
         self.observer = observer
         self.max_actions = max_actions  # what one TransactWriteItems holds at this endpoint
+        self.conflicted: Conflict | None = None  # a write's, while it retries (Retries)
         self._gate = asyncio.Semaphore(max_in_flight)
 
     def _view(self, trace: Trace, deadline: float | None, observer: Observer | None) -> Table:
         view = copy.copy(self)  # a subclass's view is one too
         view.trace, view.deadline, view.observer = trace, deadline, observer
+        view.conflicted = None
         view._gate = asyncio.Semaphore(self.max_in_flight)
         return view
 
@@ -366,8 +383,9 @@ class Table:
                 attempt += 1
                 delay = self.policy.backoff(attempt)
                 now = time.monotonic()
-                if conflict is not None and now >= ends:
-                    error = conflict  # a conflict retried until the deadline answers CONFLICT
+                if now >= ends - 0.01 and error is not exc:  # the deadline cut this call short
+                    # a conflict retried until the deadline answers CONFLICT
+                    error = conflict or self.conflicted or error
                 conflict = error if isinstance(error, Conflict) else None
                 # a conflict is retried only while another attempt as long still fits
                 took = now - began if conflict is not None else 0.0

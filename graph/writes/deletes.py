@@ -139,47 +139,47 @@ async def delete_node(
     if max_actions < 2:
         raise ValueError("max_actions: a transaction must hold an edge and its far-end counter")
     contended = False
-    retries = writer.table.retries()
-    while True:
-        old = await writer.table.get_item(key)
-        if old is None:
-            raise NotFound(f"{node.name} {describe(node, key)} does not exist")
-        if is_marked(model, old):
-            await _finish_later(writer, node, key, max_actions)
-            return
-        removals = await related(writer, node, key)
-        along = claims(writer, node, key, writer.items.values_of(node, old), {})
-        if node.parent_counter is not None:
-            parent = writer.items.parent_key(node, key)
-            along.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))
-        room = max_actions - 1 - len(along)
-        if not contended and _counted(model, node) and _cost(removals) <= room:
+    async with writer.table.retries() as retries:
+        while True:
+            old = await writer.table.get_item(key)
+            if old is None:
+                raise NotFound(f"{node.name} {describe(node, key)} does not exist")
+            if is_marked(model, old):
+                await _finish_later(writer, node, key, max_actions)
+                return
+            removals = await related(writer, node, key)
+            along = claims(writer, node, key, writer.items.values_of(node, old), {})
+            if node.parent_counter is not None:
+                parent = writer.items.parent_key(node, key)
+                along.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))
+            room = max_actions - 1 - len(along)
+            if not contended and _counted(model, node) and _cost(removals) <= room:
+                try:
+                    taken, delta, rest = await take(writer, removals, room, _cost)
+                    if not rest:
+                        delete = _delete(writer, key, writer.layout.pk)
+                        _unchanged(writer, delete, node, old)
+                        batch, _ = _pack(writer, taken, room)
+                        await writer.commit_delta([delete, *along, *batch], delta)
+                        return
+                except (_Raced, Moved):
+                    contended = True  # edges come and go: mark it, which they cannot race
+                    if not await retries.again():
+                        break
+                    continue
+            sets = {deletions.attribute: True, deletions.index.pk: deletions.partition}
+            if deletions.index.sk is not None:
+                sets[deletions.index.sk] = writer.codec.global_id(Ref(node, key))
+            mark = writer.update_action(key, sets)
+            _unchanged(writer, mark, node, old, counters=False)  # what follows reads them afresh
             try:
-                taken, delta, rest = await take(writer, removals, room, _cost)
-                if not rest:
-                    delete = _delete(writer, key, writer.layout.pk)
-                    _unchanged(writer, delete, node, old)
-                    batch, _ = _pack(writer, taken, room)
-                    await writer.commit_delta([delete, *along, *batch], delta)
-                    return
-            except (_Raced, Moved):
-                contended = True  # edges come and go: mark it, which they cannot race
+                await writer.commit([mark, *along])
+            except _Raced:
                 if not await retries.again():
                     break
                 continue
-        sets = {deletions.attribute: True, deletions.index.pk: deletions.partition}
-        if deletions.index.sk is not None:
-            sets[deletions.index.sk] = writer.codec.global_id(Ref(node, key))
-        mark = writer.update_action(key, sets)
-        _unchanged(writer, mark, node, old, counters=False)  # what follows reads them afresh
-        try:
-            await writer.commit([mark, *along])
-        except _Raced:
-            if not await retries.again():
-                break
-            continue
-        await _finish_later(writer, node, key, max_actions)
-        return
+            await _finish_later(writer, node, key, max_actions)
+            return
     raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
 
 
@@ -279,22 +279,24 @@ async def delete(writer: Committer, node: NodeType, key: ItemKey) -> None:
     if node.parent_counter is not None:
         parent = writer.items.parent_key(node, key)
         last.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))
-    retries = writer.table.retries()
-    while True:
-        try:
-            while True:
-                taken, delta, rest = await take(writer, removals, writer.room - len(last), _cost)
-                if not rest:
+    async with writer.table.retries() as retries:
+        while True:
+            try:
+                while True:
+                    taken, delta, rest = await take(
+                        writer, removals, writer.room - len(last), _cost
+                    )
+                    if not rest:
+                        batch, _ = _pack(writer, taken, writer.room, conditioned=False)
+                        await writer.commit_delta(last + batch, delta)
+                        return
+                    taken, delta, removals = await take(writer, removals, writer.room, _cost)
                     batch, _ = _pack(writer, taken, writer.room, conditioned=False)
-                    await writer.commit_delta(last + batch, delta)
-                    return
-                taken, delta, removals = await take(writer, removals, writer.room, _cost)
-                batch, _ = _pack(writer, taken, writer.room, conditioned=False)
-                await writer.commit_delta(batch, delta)
-        except Moved:
-            if not await retries.again():
-                break
-            removals = await related(writer, node, key)  # a path changed: read again
+                    await writer.commit_delta(batch, delta)
+            except Moved:
+                if not await retries.again():
+                    break
+                removals = await related(writer, node, key)  # a path changed: read again
     raise Conflict(f"{node.name} {key.pk} keeps changing concurrently; try again")
 
 

@@ -28,15 +28,15 @@ async def add_edge(
     """Put an edge, its ends checked (and counted) in the same transaction; an end that is
     ``one`` is conditioned on its counter when the edge is counted, else read first."""
     check_values(edge.fields, fields)
-    retries = writer.table.retries()
-    while True:
-        item, actions = await _adding(writer, edge, source, target, fields)
-        try:
-            await writer.commit_changes(actions, [(edge, source, target, item)])
-            return item
-        except Moved:
-            if not await retries.again():
-                raise
+    async with writer.table.retries() as retries:
+        while True:
+            item, actions = await _adding(writer, edge, source, target, fields)
+            try:
+                await writer.commit_changes(actions, [(edge, source, target, item)])
+                return item
+            except Moved:
+                if not await retries.again():
+                    raise
 
 
 async def _adding(
@@ -96,22 +96,22 @@ async def _adding(
 async def remove_edge(writer: Committer, edge: EdgeType, source: Ref, target: Ref) -> bool:
     """Delete an edge and uncount it at its ends; False when there was none."""
     key = writer.codec.edge_key(edge, source.key, target.key)
-    retries = writer.table.retries()
-    while True:
-        actions = [writer.exists_action(key, lambda _old: Missing(), "Delete")]
-        for end, ref in (("from", source), ("to", target)):
-            counter = edge.counter(end)
-            if counter:
-                actions.append(writer.update_action(ref.key, {}, adds={counter: -1}))
-        try:
-            await writer.commit_changes(actions, [(edge, source, target, None)])
-        except Missing:
-            return False
-        except Moved:
-            if not await retries.again():
-                raise
-            continue
-        return True
+    async with writer.table.retries() as retries:
+        while True:
+            actions = [writer.exists_action(key, lambda _old: Missing(), "Delete")]
+            for end, ref in (("from", source), ("to", target)):
+                counter = edge.counter(end)
+                if counter:
+                    actions.append(writer.update_action(ref.key, {}, adds={counter: -1}))
+            try:
+                await writer.commit_changes(actions, [(edge, source, target, None)])
+            except Missing:
+                return False
+            except Moved:
+                if not await retries.again():
+                    raise
+                continue
+            return True
 
 
 async def insert(
@@ -129,22 +129,22 @@ async def insert(
         if edge is not None:
             ends = (codec.end(edge, item, "from"), codec.end(edge, item, "to"))
             changes.append((edge, *ends, item))
-    retries = writer.table.retries()
-    while True:
-        actions = []
-        for item in items:
-            key = writer.layout.item_key(item)
-            taken = Conflict(f"{key.pk} / {key.sk} already exists")
-            actions.append(writer.put_action(item, "attribute_not_exists({pk})", always(taken)))
-        for ref, adds in counts:
-            failure = _gone_or_changed(ref, writer.model)
-            actions.append(writer.exists_action(ref.key, failure, adds=dict(adds)))
-        try:
-            await writer.commit_changes(actions, changes)
-            return
-        except Moved:
-            if not await retries.again():
-                raise
+    async with writer.table.retries() as retries:
+        while True:
+            actions = []
+            for item in items:
+                key = writer.layout.item_key(item)
+                taken = Conflict(f"{key.pk} / {key.sk} already exists")
+                actions.append(writer.put_action(item, "attribute_not_exists({pk})", always(taken)))
+            for ref, adds in counts:
+                failure = _gone_or_changed(ref, writer.model)
+                actions.append(writer.exists_action(ref.key, failure, adds=dict(adds)))
+            try:
+                await writer.commit_changes(actions, changes)
+                return
+            except Moved:
+                if not await retries.again():
+                    raise
 
 
 async def update_edge(
@@ -193,25 +193,25 @@ async def _update_copied(
     key = writer.codec.edge_key(edge, source.key, target.key)
     sets = {a: v for a, v in attributes.items() if v is not None}
     removes = [a for a, v in attributes.items() if v is None]
-    retries = writer.table.retries()
-    while True:
-        old = await writer.table.get_item(key)
-        if old is None:
-            raise missing
-        after = {k: v for k, v in old.items() if k not in removes} | sets
-        action = writer.update_action(key, sets, removes)
-        action.condition = f"attribute_exists({action.expr.name(writer.layout.pk)})"
-        action.on_fail = always(missing)
-        delta = await upkeep.change(edge, source, target, after, added=False)
-        delta.clocks.setdefault(key, clock_of(old))  # no other change of it in between
-        delta.bumps.add(key)
-        try:
-            await writer.commit_delta([action], delta)
-        except Moved:
-            if not await retries.again():
-                raise
-            continue
-        return after
+    async with writer.table.retries() as retries:
+        while True:
+            old = await writer.table.get_item(key)
+            if old is None:
+                raise missing
+            after = {k: v for k, v in old.items() if k not in removes} | sets
+            action = writer.update_action(key, sets, removes)
+            action.condition = f"attribute_exists({action.expr.name(writer.layout.pk)})"
+            action.on_fail = always(missing)
+            delta = await upkeep.change(edge, source, target, after, added=False)
+            delta.clocks.setdefault(key, clock_of(old))  # no other change of it in between
+            delta.bumps.add(key)
+            try:
+                await writer.commit_delta([action], delta)
+            except Moved:
+                if not await retries.again():
+                    raise
+                continue
+            return after
 
 
 def _gone_or_changed(ref: Ref, model: Model) -> Failure:

@@ -103,14 +103,14 @@ async def update(
     change made meanwhile, without ``expected``, makes it read again, with backoff, until the
     deadline (then CONFLICT). Returns the item as written."""
     check_values(node.fields, changes)
-    retries = writer.table.retries()
-    while True:
-        try:
-            return await _update_once(writer, node, key, changes, expected, read=read)
-        except (_Changed, Moved):
-            read = None
-            if not await retries.again():
-                raise
+    async with writer.table.retries() as retries:
+        while True:
+            try:
+                return await _update_once(writer, node, key, changes, expected, read=read)
+            except (_Changed, Moved):
+                read = None
+                if not await retries.again():
+                    raise
 
 
 async def _update_once(
@@ -244,23 +244,23 @@ async def _refresh(
     of up to 99 edges, each checking that the node still holds the values copied. When it
     does not, a later update changed them and refreshes the copies itself: this one stops.
     An edge removed meanwhile makes it list the edges again."""
-    retries = writer.table.retries()
-    while True:
-        try:
-            start = 0
-            while start < len(updates):
-                check, size = _holds(writer, node, key, after), writer.room - 1
-                await writer.commit([check, *updates[start : start + size]])
-                start += size
-            return
-        except _Superseded:
-            return
-        except _Changed:
-            if not await retries.again():
-                raise Conflict(
-                    f"the edges of {node.name} {key.pk} keep changing; update it again"
-                ) from None
-            updates = await _copies(writer, node, key, before, after)
+    async with writer.table.retries() as retries:
+        while True:
+            try:
+                start = 0
+                while start < len(updates):
+                    check, size = _holds(writer, node, key, after), writer.room - 1
+                    await writer.commit([check, *updates[start : start + size]])
+                    start += size
+                return
+            except _Superseded:
+                return
+            except _Changed:
+                if not await retries.again():
+                    raise Conflict(
+                        f"the edges of {node.name} {key.pk} keep changing; update it again"
+                    ) from None
+                updates = await _copies(writer, node, key, before, after)
 
 
 def _holds(writer: Committer, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> Action:

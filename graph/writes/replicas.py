@@ -398,42 +398,42 @@ class Upkeep:
         mark cleared). A transaction that writes replicas advances the start's clock, as every
         write of a start's replicas does, so that a write computed before it (a pending job's)
         can no longer land after it. Returns the differences found."""
-        retries = self.table.retries()
-        while True:
-            item = await self.table.get_item(start.key)
-            found: list[Difference] = []
-            for replica in replicas:
-                desired = {} if item is None else await self.desired(replica, start)
-                stored = await self.stored(replica, start)
-                found += differences(self.model, replica, desired, stored)
-            if commit is None or not (found or last):
+        async with self.table.retries() as retries:
+            while True:
+                item = await self.table.get_item(start.key)
+                found: list[Difference] = []
+                for replica in replicas:
+                    desired = {} if item is None else await self.desired(replica, start)
+                    stored = await self.stored(replica, start)
+                    found += differences(self.model, replica, desired, stored)
+                if commit is None or not (found or last):
+                    return found
+                writes = [self._write(d) for d in found]
+                room = self.table.max_actions - 2
+                chunks = [writes[at : at + room] for at in range(0, len(writes), room)] or [[]]
+                clock = clock_of(item)
+                try:
+                    for i, chunk in enumerate(chunks):
+                        if last is not None and i == len(chunks) - 1:
+                            checks = last(clock)
+                        else:
+                            check = Action(
+                                "ConditionCheck", start.key, {"Key": self.layout.key(start.key)}
+                            )
+                            on_clock(check, self.layout.pk, clock)
+                            checks = [check]
+                        if chunk and clock is not ABSENT:
+                            add_to(next(a for a in checks if a.key == start.key), CLOCK, 1)
+                        await commit([*checks, *chunk])
+                        if chunk and clock is not ABSENT:
+                            clock = (clock or 0) + 1
+                except Moved:
+                    if not await retries.again():
+                        raise Conflict(
+                            f"{start.key.pk} keeps changing concurrently; try again"
+                        ) from None
+                    continue
                 return found
-            writes = [self._write(d) for d in found]
-            room = self.table.max_actions - 2
-            chunks = [writes[at : at + room] for at in range(0, len(writes), room)] or [[]]
-            clock = clock_of(item)
-            try:
-                for i, chunk in enumerate(chunks):
-                    if last is not None and i == len(chunks) - 1:
-                        checks = last(clock)
-                    else:
-                        check = Action(
-                            "ConditionCheck", start.key, {"Key": self.layout.key(start.key)}
-                        )
-                        on_clock(check, self.layout.pk, clock)
-                        checks = [check]
-                    if chunk and clock is not ABSENT:
-                        add_to(next(a for a in checks if a.key == start.key), CLOCK, 1)
-                    await commit([*checks, *chunk])
-                    if chunk and clock is not ABSENT:
-                        clock = (clock or 0) + 1
-            except Moved:
-                if not await retries.again():
-                    raise Conflict(
-                        f"{start.key.pk} keeps changing concurrently; try again"
-                    ) from None
-                continue
-            return found
 
     def _write(self, difference: Difference) -> Action:
         _, key, item = difference

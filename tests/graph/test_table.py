@@ -378,6 +378,32 @@ async def test_an_attempt_that_times_out_is_sent_again_within_the_deadline() -> 
     assert len(client.ops("query")) == 2
 
 
+async def test_a_write_retrying_a_conflict_that_runs_out_of_time_answers_conflict() -> None:
+    """A write read again after a conflict whose next attempt is cut short by the deadline
+    answers the conflict (CONFLICT), not the timeout (UNAVAILABLE); after the retries, a
+    timeout is a timeout again."""
+    client = FakeClient()
+
+    async def hang(params: dict[str, Any]) -> Response:
+        await asyncio.Event().wait()
+        return {}
+
+    client.script["query"] = [hang, hang]
+    table = make_table(client, RetryPolicy(base_delay=0.001, max_delay=0.002, deadline=5.0))
+    view = table.for_request()
+    view.deadline = time.monotonic() + 0.3
+    async with view.retries() as retries:
+        try:
+            raise Conflict("the clock moved")
+        except Conflict:
+            assert await retries.again()
+        with pytest.raises(Conflict, match="the clock moved"):
+            await query(view)
+    view.deadline = time.monotonic() + 0.1
+    with pytest.raises(Unavailable):
+        await query(view)
+
+
 def test_each_attempt_after_a_timeout_waits_twice_as_long() -> None:
     assert [RetryPolicy(timeout=0.5).wait(n) for n in range(3)] == [0.5, 1.0, 2.0]
     assert RetryPolicy(deadline=8.0).wait(0) == math.inf  # by default: the deadline alone
