@@ -9,6 +9,11 @@ the whole table taken when it began, which also undoes every write other request
 meanwhile (whose callers were told they succeeded). Under concurrent writes that loses edges,
 counters and replicas. DynamoDB serializes conflicting transactions; here one lock around
 moto does, connections still being kept alive on their threads.
+
+moto also keeps every model object it ever made, for its dashboard (``/moto-api/data.json``),
+every copy of a table a transaction takes (one per action) included: its memory grows with
+each transaction, by gigabytes over a few minutes of contended writes. Here it keeps none (the
+dashboard lists nothing; ``data.json`` still answers, which is how the parent sees it start).
 """
 
 from __future__ import annotations
@@ -36,7 +41,13 @@ def serialized(app: WSGI) -> WSGI:
     return serial
 
 
+def _untracked(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """moto's ``BaseModel.__new__``, less its record of every instance."""
+    return object.__new__(cls)
+
+
 def main(argv: list[str] | None = None) -> None:  # pragma: no cover - runs in the child
+    from moto.core import common_models
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -49,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:  # pragma: no cover - runs in t
     parser.add_argument("-p", "--port", type=int, required=True)
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    common_models.BaseModel.__new__ = staticmethod(_untracked)  # type: ignore[method-assign]
     app = DomainDispatcherApplication(create_backend_app)
     run_simple(
         args.host,

@@ -5,7 +5,10 @@ of the whole table, losing the writes other requests made meanwhile."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
@@ -71,3 +74,49 @@ async def test_a_cancelled_transaction_undoes_no_write_of_another_request(
         )
     assert counted == CLIENTS * ROUNDS
     assert int(item["Item"]["v"]["N"]) == counted
+
+
+def resident(pid: int) -> int:
+    """A process's resident memory, in kB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS")))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+async def test_its_memory_does_not_grow_with_each_transaction(
+    dynamodb: EmbeddedDynamoDB,
+) -> None:
+    """moto keeps every object it makes for its dashboard, the copies of the table each action
+    of a transaction takes included; the embedded DynamoDB keeps none."""
+    dynamodb.reset()
+    assert dynamodb.process is not None
+    async with open_client(Endpoint(dynamodb.url)) as client:
+        await client.control.create_table(
+            {
+                "TableName": "t",
+                "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+            }
+        )
+        await client.batch_write_item(
+            {"RequestItems": {"t": [{"PutRequest": {"Item": {"k": {"S": "0"}}}}]}}
+        )
+        for chunk in range(0, 400, 25):
+            puts = [
+                {"PutRequest": {"Item": {"k": {"S": f"f{i}"}, "x": {"S": "x" * 200}}}}
+                for i in range(chunk, chunk + 25)
+            ]
+            await client.batch_write_item({"RequestItems": {"t": puts}})
+        one = {":one": {"N": "1"}}
+
+        async def transactions(n: int) -> None:
+            for _ in range(n):
+                wide = [update(f"f{j}", "ADD v :one", one) for j in range(10)]
+                await client.transact_write_items({"TransactItems": wide})
+
+        await transactions(20)  # what moto allocates once
+        before = resident(dynamodb.process.pid)
+        await transactions(100)  # 1,000 copies of a 400-item table, for moto's dashboard
+        grown = resident(dynamodb.process.pid) - before
+    assert grown < 50_000, f"{grown} kB more"
