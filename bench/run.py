@@ -1,4 +1,4 @@
-"""The whole bench: one moto and one metering proxy, the data, figures 1-9, RESULTS.md, plots."""
+"""The whole bench: one moto and one metering proxy, the data, figures 1-10, RESULTS.md, plots."""
 
 from __future__ import annotations
 
@@ -157,6 +157,11 @@ async def _figures(options: Options, moto: str, proxy: str) -> list[Section]:
             say("figure 9: replicas of a path (materialize), one round")
             reads, writes = await fig_replicas.measure(moto, control, options.cpu_iterations)
             show(fig_replicas.render(reads, writes, options.cpu_iterations))
+        if "10" not in options.skip:
+            from . import fig_contention  # here: this figure stays one block of run.py
+
+            say("figure 10: writes under contention, a 150-member fan-out")
+            show(fig_contention.render(*await fig_contention.measure(moto, control)))
     finally:
         await control.aclose()
     return sections
