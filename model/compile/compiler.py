@@ -595,7 +595,7 @@ class _Compiler(_Checks, _Queries, _Objects):
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
-        self.check_stored(types, edges, objects)
+        self.check_stored(types, edges, queries, objects)
         mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
         self.check_roots(types, edges, queries, mutations)
         table = file.table

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from .. import spec as s
-from ..types import SCALARS, EdgeType, Field, NodeType, ObjectType
+from ..types import SCALARS, EdgeType, Field, IndexWrite, NodeType, ObjectType, Query
 from .base import Path, _Base, did_you_mean
 
 STORED_OPTIONS = frozenset({"type", "description", "attribute", "entries"})
@@ -50,11 +50,13 @@ class _Objects(_Base):
         self,
         types: Mapping[str, NodeType],
         edges: Mapping[str, EdgeType],
+        queries: Mapping[str, Query],
         objects: Mapping[str, ObjectType],
     ) -> None:
         """Every field an object types is stored where the object is (`stored: true`), and a
         stored object holds values only; `entries` reads a map of maps into a list of a stored
-        object keyed by one of its String fields; every stored object has an input to write."""
+        object keyed by one of its String fields; no key holds an object; every stored object
+        has an input to write."""
         for path, field, decl in self._declared(types, edges, objects):
             spec = decl if isinstance(decl, s.FieldSpec) else s.FieldSpec(type=decl)
             where = (*path, "type") if spec.model_fields_set - {"type"} else path
@@ -94,8 +96,42 @@ class _Objects(_Base):
                         )
             if field.entries is not None:
                 self._check_entries(path, field, plain)
+        self._check_templates(types, edges, queries, objects)
         self._check_cycles(objects)
         self._check_inputs(types, objects)
+
+    def _check_templates(
+        self,
+        types: Mapping[str, NodeType],
+        edges: Mapping[str, EdgeType],
+        queries: Mapping[str, Query],
+        objects: Mapping[str, ObjectType],
+    ) -> None:
+        """An index's templates and an access pattern's hold text: no placeholder of theirs
+        names a field an object types."""
+        owners: list[tuple[Path, Mapping[str, Field], tuple[IndexWrite, ...]]] = [
+            (("types", n.name, "indexes"), n.fields, n.indexes) for n in types.values()
+        ]
+        owners += [(("edges", e.label, "indexes"), e.fields, e.indexes) for e in edges.values()]
+        for path, fields, writes in owners:
+            for write in writes:
+                used = write.pk.placeholders + (write.sk.placeholders if write.sk else ())
+                for name in used:
+                    field = fields.get(name)
+                    if field is not None and field.type.name in objects:
+                        self.problem(
+                            (*path, write.index.name or ""),
+                            f"{{{name}}} is an object ({field.type.name}), which a key cannot "
+                            "hold; use a scalar field",
+                        )
+        for query in queries.values():
+            for name, ref in query.arguments:
+                if ref.name in objects:
+                    self.problem(
+                        ("queries", query.name),
+                        f"{{{name}}} is an object ({ref.name}), which a key cannot hold; use a "
+                        "scalar field",
+                    )
 
     def _declared(
         self,

@@ -268,6 +268,7 @@ async def test_a_create_writes_the_layout_the_seed_reads(
     }
     body = await gql(http, CREATE, {"input": given})
     assert "errors" not in body, body
+    assert body["extensions"]["dynamodb"]["operations"] == {"PutItem": 1}  # one write
     stored = team_client.get_item(TableName="customers", Key=_key("ann"))["Item"]
     assert stored["MailingAddresses"] == {  # a map of maps, each label a key, as seed 001 has it
         "M": {
@@ -320,6 +321,8 @@ async def test_an_update_replaces_the_whole_attribute_and_keeps_a_set_a_set(
         },
     )
     assert "errors" not in body, body
+    trace = body["extensions"]["dynamodb"]  # the item read (for its version), then written
+    assert trace["operations"] == {"GetItem": 1, "UpdateItem": 1} and trace["rounds"] == 2
     stored = team_client.get_item(TableName="customers", Key=_key("zoe"))["Item"]
     # the whole map replaced: the old Geo and the old entries are gone
     assert stored["Billing"] == {
@@ -413,7 +416,7 @@ async def test_an_item_over_400_kb_is_refused_naming_the_field_before_any_write(
             "mutation($h: [AddressInput!]) { createCustomer(input: "
             '{id: "big", firstName: "B", history: $h}) { id } }',
             {"h": [{"street": long, "country": "US"}] * 5},
-            "history is too large: it makes the item of Customer CUSTOMER#big 500,",
+            "history is too large: it makes the item of Customer CUSTOMER#big 500,188 bytes",
         ),
         (  # a plain string
             'mutation($s: String) { createCustomer(input: {id: "big", firstName: "B", '

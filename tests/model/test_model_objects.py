@@ -11,7 +11,7 @@ from model import ModelError, parse_model
 from server.engine.schema import build_schema
 
 GOOD = """\
-table: {name: customers, partitionKey: PK, sortKey: SK}
+table: {name: customers, partitionKey: PK, sortKey: SK, indexes: {GSI1: {partitionKey: GPK}}}
 types:
   Customer:
     key: "CUSTOMER#{id}"
@@ -136,6 +136,20 @@ BROKEN = [
         "    fields: {x: Int}\n",
         "objects.CreateStore (line 35): CreateStoreInput, the input generated to write it, is "
         "already a type; rename the object",
+    ),
+    (
+        "  Summary:\n    fields: {count: Int!}\n",
+        "  Summary:\n    fields: {count: Int!}\n"
+        'queries:\n  at: {type: Customer, partition: "AT#{billing}"}\n',
+        "queries.at (line 36): {billing} is an object (Address), which a key cannot hold; use a "
+        "scalar field",
+    ),
+    (
+        '      history: {type: "[Address!]!", attribute: History}\n',
+        '      history: {type: "[Address!]!", attribute: History}\n'
+        '    indexes: {GSI1: {pk: "AT#{billing}"}}\n',
+        "types.Customer.indexes.GSI1 (line 10): {billing} is an object (Address), which a key "
+        "cannot hold",
     ),
     (
         "  Summary:\n    fields: {count: Int!}\n",
