@@ -226,6 +226,37 @@ async def test_a_map_without_a_non_null_field_fails_that_object_only(team_http: 
     ]
 
 
+async def test_an_attribute_of_another_shape_fails_that_field_only(team_http: TeamTable) -> None:
+    odd = _customer(
+        "odd",
+        FirstName="O",
+        Billing="a string",
+        History={"StreetAddress": "a map, not a list"},
+        MailingAddresses={"Home": "a string, not a map"},
+        Tags="a string",
+    )
+    http = await team_http(CUSTOMERS, TABLE, [*ITEMS, odd])
+    body = await gql(
+        http,
+        '{ customer(id: "odd") { firstName billing { country } history { country } '
+        "mailingAddresses { label } tags } }",
+    )
+    assert body["data"]["customer"] == {
+        "firstName": "O",
+        "billing": None,
+        "history": None,
+        "mailingAddresses": None,
+        "tags": None,
+    }
+    assert sorted(e["path"][-1] for e in body["errors"]) == [
+        "billing",
+        "history",
+        "mailingAddresses",
+        "tags",
+    ]
+    assert {e["extensions"]["code"] for e in body["errors"]} == {"INTERNAL_SERVER_ERROR"}
+
+
 def _key(name: str, kind: str = "CUSTOMER") -> dict[str, Any]:
     return {"PK": {"S": f"{kind}#{name}"}, "SK": {"S": f"{kind}#{name}"}}
 
