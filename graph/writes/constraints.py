@@ -64,7 +64,8 @@ def item_size(item: Mapping[str, Any]) -> int:
 def value_size(value: Any) -> int:
     """A value's size: a string its UTF-8 bytes, binary its raw bytes, a number 1 byte per two
     significant digits plus 1, null and a Boolean 1; a list or map 3 bytes plus 1 per element
-    plus its elements (a map's with their names); a set its elements."""
+    plus its elements (a map's with their names). Sets are not in the documented rules: counted
+    as their elements."""
     if isinstance(value, str):
         return len(value.encode())
     if isinstance(value, bool) or value is None:

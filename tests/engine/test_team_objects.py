@@ -7,12 +7,19 @@ validated, and refused past DynamoDB's 400 KB item limit before anything is writ
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from graph.dynamo.client import Endpoint, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.errors import BadUserInput
+from graph.table import Table
+from graph.writes.writer import Writer
+from server.engine import engine_for
 from tests.conftest import TeamTable
-from tests.helpers import gql
+from tests.helpers import LEAN, gql
 
 # Seed 001's customers as the article stores them, with a map, a list of maps, nested maps and
 # sets beside them; `Store` and its edge show stored objects on an edge.
@@ -528,3 +535,27 @@ async def test_a_string_over_400_kb_is_refused_in_every_write_before_it_is_sent(
         assert body["errors"][0]["message"].startswith(f"{field} is too large"), body
         assert "PutItem" not in body["extensions"]["dynamodb"]["operations"]
         assert _scan(team_client) == before
+
+
+async def test_the_writes_of_hooks_are_checked_too(
+    dynamodb: EmbeddedDynamoDB, team_client: Any, tmp_path: Path
+) -> None:
+    dynamodb.reset()
+    team_client.create_table(BillingMode="PAY_PER_REQUEST", **TABLE)
+    path = tmp_path / "model.yaml"
+    path.write_text(PLAIN)
+    engine = engine_for(str(path))
+    assert engine.codec is not None
+    model = engine.codec.model
+    big = _customer("h", FirstName="H", notes="h" * 420_000)
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
+        writer = Writer(Table(client, "customers", layout=engine.layout), engine.codec)
+        with pytest.raises(BadUserInput, match=r"^notes is too large"):
+            await writer.insert([big])
+        ann = engine.codec.by_id(model.types["Customer"], "ann")
+        shop = engine.codec.by_id(model.types["Store"], "s1")
+        assert ann is not None and shop is not None
+        edge = model.edges["SHIPS_FROM"]
+        with pytest.raises(BadUserInput, match=r"^note is too large"):
+            await writer.update_edge(edge, ann, shop, {"note": "n" * 420_000})
+    assert _scan(team_client) == []
