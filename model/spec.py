@@ -345,6 +345,14 @@ class FieldSpec(Spec):
         "(`{product: subscriptions, via: groups}`). Name a hop by its position (1 for the "
         "first) where the path follows one edge field twice.",
     )
+    entries: GraphQLName | None = Field(
+        None,
+        description="A map of maps (seed 001's `MailingAddresses`): the field's type is a list "
+        "of a stored object (`[MailingAddress!]!`), one object per entry of the map attribute, "
+        "in byte-wise order of the entries' keys, each key in the object's field this names "
+        "(`entries: label`); written back as that map, the key out of the inner map (two "
+        "entries with one key are BAD_USER_INPUT).",
+    )
     materialize: MaterializeSpec | str | None = Field(
         None,
         union_mode="left_to_right",
@@ -556,13 +564,23 @@ class QuerySpec(Spec):
 
 
 class ObjectSpec(Spec):
-    """A plain output type (no key, not stored) that path fields, hook fields and mutations
-    return."""
+    """An object type without a key of its own: a plain output type that path fields, hook
+    fields and mutations return, or with `stored: true` the value of a map attribute."""
 
     description: str | None = Field(None, description="The GraphQL type's description.")
+    stored: bool = Field(
+        False,
+        description="Read from and written to a map attribute (M): it may type a field of a "
+        "type or an edge (`Address`), a list of maps (`[Address!]!`) or, with `entries:`, a "
+        "map of maps; a missing attribute answers null, a map an object whose absent fields "
+        "are null. Its fields take `attribute:` and may be stored objects in turn. Mutations "
+        "take the generated input `<Name>Input` and replace the whole attribute. Without it "
+        "the object is output only.",
+    )
     fields: dict[GraphQLName, FieldDecl] = Field(
-        description="Its fields: `name: Type` or a field mapping (read from the returned "
-        "value's key or attribute of that name)."
+        description="Its fields: `name: Type` or `{type, description}` (read from the returned "
+        "value's key of that name); a stored object's also take `attribute` (the key in the "
+        "map; default the field's name) and `entries`."
     )
 
 
@@ -604,7 +622,8 @@ class ModelSpec(Spec):
     )
     objects: dict[GraphQLName, ObjectSpec] = Field(
         default_factory=dict,
-        description="Plain output types, by name, for path fields, hook fields and mutations.",
+        description="Object types without a key, by name: output types for path fields, hook "
+        "fields and mutations, or (`stored: true`) the values of map attributes.",
     )
     mutations: dict[GraphQLName, MutationSpec] = Field(
         default_factory=dict,

@@ -113,6 +113,7 @@ class Field:
     walk: Walk | None = None  # path: the hops, the filter on the last edge, the answer's shape
     holds_key: bool = False  # ref: ``source`` holds the target's key itself
     link: tuple[tuple[str, str], ...] = ()  # ref to a composite key: (placeholder, field)
+    entries: str | None = None  # a map of maps: the stored object's field holding each key
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,11 +262,14 @@ class Query:
 
 @dataclass(frozen=True)
 class ObjectType:
-    """A plain output type for hooks: fields read from the returned value (key or attribute)."""
+    """An object type without a key: a plain output type for paths and hooks (fields read from
+    the returned value's keys), or (``stored``) the value of a map attribute, its fields read
+    from and written to the map's keys (``attribute``), with a generated input type."""
 
     name: str
     fields: dict[str, Field]
     description: str | None
+    stored: bool = False
 
 
 @dataclass(frozen=True)

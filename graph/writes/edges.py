@@ -14,7 +14,7 @@ from graph.marks import is_marked
 from graph.table import Failure, Item, from_dynamo
 from graph.writes import idempotency
 from graph.writes.commit import ATTEMPTS, Change, Committer, Missing, always
-from graph.writes.constraints import check_values
+from graph.writes.constraints import check_size, check_values
 from graph.writes.replicas import Moved, clock_of
 from graph.writes.transaction import Action
 from model import EdgeType, Model
@@ -68,6 +68,7 @@ async def _adding(
         ):
             raise _one_taken(ref, edge, side.field)
     item = writer.items.edge_item(edge, source, target, fields, ends)
+    check_size(f"{edge.label} edge {source.key.pk} / {target.key.pk}", item, edge.fields)
 
     repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
     actions = [writer.put_action(item, "attribute_not_exists({pk})", lambda _old: repeated)]
@@ -125,7 +126,10 @@ async def insert(
     codec = writer.codec
     changes: list[Change] = []
     for item in items:
-        edge = codec.edge_type(item)
+        node, edge = codec.node_type(item), codec.edge_type(item)
+        key = writer.layout.item_key(item)
+        fields = node.fields if node is not None else edge.fields if edge is not None else {}
+        check_size(f"{key.pk} / {key.sk}", item, fields)
         if edge is not None:
             ends = (codec.end(edge, item, "from"), codec.end(edge, item, "to"))
             changes.append((edge, *ends, item))
@@ -159,6 +163,9 @@ async def update_edge(
     key = writer.codec.edge_key(edge, source.key, target.key)
     attributes = {edge.fields[name].attribute: value for name, value in changes.items()}
     sets = {a: v for a, v in attributes.items() if v is not None}
+    # the edge is not read: what it will hold at least, its key and the values set
+    least = {writer.layout.pk: key.pk, writer.layout.sk: key.sk} | sets
+    check_size(f"{edge.label} edge {key.pk} / {key.sk}", least, edge.fields)
     action = writer.update_action(key, sets, [a for a, v in attributes.items() if v is None])
     action.condition = f"attribute_exists({action.expr.name(writer.layout.pk)})"
     missing = NotFound(f"{source.key.pk} has no {edge.label} edge to {target.key.pk}")

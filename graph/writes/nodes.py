@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graph.errors import Conflict, EdgewiseError, NotFound
+from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from graph.items import Ref
 from graph.keys import ItemKey, new_id
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
 from graph.table import Item
 from graph.writes.commit import ATTEMPTS, Committer, Missing, always
-from graph.writes.constraints import check_values
+from graph.writes.constraints import check_size, check_values
 from graph.writes.items import describe, now_iso
 from graph.writes.replicas import Moved
 from graph.writes.transaction import Action
@@ -40,6 +40,7 @@ async def create(writer: Committer, node: NodeType, values: Mapping[str, Any]) -
         values["id"] = new_id()
     item = writer.items.node_item(node, values, now_iso())
     key = writer.layout.item_key(item)
+    check_size(f"{node.name} {describe(node, key)}", item, node.fields)
 
     taken = Conflict(f"{node.name} {describe(node, key)} already exists")
     actions = [writer.put_action(item, "attribute_not_exists({pk})", lambda _old: taken)]
@@ -130,6 +131,11 @@ async def _update_once(
         raise Conflict(f"{node.name} {key.pk} is at version {version}, not {expected}")
     before = writer.items.values_of(node, old)
     after = {k: v for k, v in before.items()} | dict(changes)
+    for name, value in changes.items():  # a set (SS, NS) stays a set, as its writer made it
+        if isinstance(before.get(name), set) and isinstance(value, list):
+            if not value and node.fields[name].type.non_null:
+                raise BadUserInput(f"{name} is a set, which DynamoDB cannot hold empty")
+            after[name] = set(value) or None
     new = writer.items.node_item(node, after, None)
     created, modified = model.stamps
     if created in old:
@@ -141,6 +147,7 @@ async def _update_once(
     for attr, value in old.items():  # attributes the model does not know stay as they are
         if attr not in new and not writer.items.owned(node, attr):
             new[attr] = value
+    check_size(f"{node.name} {describe(node, key)}", new, node.fields)
     sets = {k: v for k, v in new.items() if old.get(k) != v and k not in (layout.pk, layout.sk)}
     removes = [k for k in old if k not in new]
     action = writer.update_action(key, sets, removes)
@@ -211,10 +218,11 @@ async def _copies(
                 }
                 ends = {end: after, other: kept}
                 fresh = writer.items.edge_item(edge, source, target, plain, ends)
+                edge_key = writer.layout.item_key(item)
+                check_size(f"{edge.label} edge {edge_key.pk} / {edge_key.sk}", fresh, edge.fields)
                 sets = {k: v for k, v in fresh.items() if item.get(k) != v}
                 removes = [a for a in owned if a in item and a not in fresh]
                 if sets or removes:
-                    edge_key = writer.layout.item_key(item)
                     action = writer.update_action(edge_key, sets, removes)
                     action.condition = f"attribute_exists({action.expr.name(writer.layout.pk)})"
                     gone = f"{edge.label} edge {edge_key.pk} / {edge_key.sk} was removed"

@@ -22,7 +22,6 @@ from ..types import (
     Model,
     Mutation,
     NodeType,
-    ObjectType,
     Parent,
     Query,
     TypeRef,
@@ -32,10 +31,11 @@ from ..types import (
 __all__ = ["compile_model"]
 from .base import Path, Problem, camel, did_you_mean, lower_first, singular, upper_first
 from .checks import _Checks
+from .objects import _Objects
 from .queries import _Queries
 
 
-class _Compiler(_Checks, _Queries):
+class _Compiler(_Checks, _Queries, _Objects):
     # ---- types -----------------------------------------------------------------------------
 
     def collections(self) -> dict[str, set[str]]:
@@ -304,6 +304,7 @@ class _Compiler(_Checks, _Queries):
             initial=decl.initial,
             length=decl.length,
             format=decl.format,
+            entries=decl.entries,
         )
 
     def index_writes(
@@ -594,6 +595,7 @@ class _Compiler(_Checks, _Queries):
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
+        self.check_stored(types, edges, queries, objects)
         mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
         self.check_roots(types, edges, queries, mutations)
         table = file.table
@@ -678,20 +680,6 @@ class _Compiler(_Checks, _Queries):
                     )
                     return None
         return Deletions(index, spec.partition, spec.attribute)
-
-    def object_type(self, name: str, o: s.ObjectSpec) -> ObjectType:
-        path: Path = ("objects", name)
-        if name in self.file.types or name in self.enums or name in SCALARS:
-            self.problem(path, f"{name} is already a type; rename the object")
-        fields = {}
-        for field_name, decl in o.fields.items():
-            spec = s.FieldSpec(type=decl) if isinstance(decl, str) else decl
-            if spec.model_fields_set - {"type", "description"}:
-                self.problem((*path, "fields", field_name), "an object's field has a type only")
-            ref = self.type_ref((*path, "fields", field_name), spec.type or "")
-            if ref is not None:
-                fields[field_name] = Field(field_name, ref, field_name, "value", spec.description)
-        return ObjectType(name, fields, o.description)
 
     def mutation(self, name: str, m: s.MutationSpec) -> Mutation:
         path: Path = ("mutations", name)

@@ -64,7 +64,7 @@ class Resolvers(Listings):
 
     def _convert(self, field: Field, ref: Ref, value: Any) -> Any:
         try:
-            return to_graphql(field.type, value, self.enums)
+            return to_graphql(field.type, value, self.enums, self.model.objects, field.entries)
         except WrongType as exc:
             log.error(
                 "item %s=%r %s=%r: attribute %r of %s.%s %s",

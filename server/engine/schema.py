@@ -16,6 +16,8 @@ from graphql import (
     GraphQLEnumValue,
     GraphQLField,
     GraphQLID,
+    GraphQLInputField,
+    GraphQLInputObjectType,
     GraphQLInt,
     GraphQLInterfaceType,
     GraphQLList,
@@ -86,17 +88,32 @@ class _Builder:
                 description=node.description or self._describe(node),
                 is_type_of=partial(_is_type_of, node.name),
             )
+        self.inputs: dict[str, GraphQLInputObjectType] = {}  # a stored object's, by its name
         for plain in model.objects.values():
             self.named[plain.name] = GraphQLObjectType(
                 plain.name,
                 partial(self.plain_fields, plain),
                 description=plain.description,
             )
+            if plain.stored:
+                self.inputs[plain.name] = GraphQLInputObjectType(
+                    f"{plain.name}Input",
+                    partial(self.input_fields, plain),
+                    description=f"{plain.name}'s fields, written as one map attribute.",
+                )
 
     def plain_fields(self, plain: ObjectType) -> dict[str, GraphQLField]:
         """A hook's result: each field read from the value's key or attribute."""
         return {
             name: GraphQLField(self.output(f.type), description=f.description)
+            for name, f in plain.fields.items()
+        }
+
+    def input_fields(self, plain: ObjectType) -> dict[str, GraphQLInputField]:
+        """A stored object's input: its fields, typed as declared (stored objects by their
+        inputs)."""
+        return {
+            name: GraphQLInputField(self.input(f.type), description=f.description)
             for name, f in plain.fields.items()
         }
 
@@ -110,13 +127,11 @@ class _Builder:
         return f"A {node.name} (key `{key}`)."
 
     def output(self, ref: TypeRef) -> Any:
-        named: Any = self.objects.get(ref.name) or self.named[ref.name]
-        if ref.list:
-            named = GraphQLList(GraphQLNonNull(named) if ref.item_non_null else named)
-        return GraphQLNonNull(named) if ref.non_null else named
+        return _wrapped(self.objects.get(ref.name) or self.named[ref.name], ref)
 
     def input(self, ref: TypeRef) -> Any:
-        return self.output(ref)
+        """An argument's or input field's type: a stored object's is its input."""
+        return _wrapped(self.inputs.get(ref.name) or self.named[ref.name], ref)
 
     # ---- connections -----------------------------------------------------------------------
 
@@ -497,6 +512,13 @@ def _coordinate(schema: GraphQLSchema, coordinate: str) -> Any:
     if found is None or argument is None:
         return found
     return getattr(found, "args", {}).get(argument)
+
+
+def _wrapped(named: Any, ref: TypeRef) -> Any:
+    """``named`` as ``ref`` has it: in a list, non-null."""
+    if ref.list:
+        named = GraphQLList(GraphQLNonNull(named) if ref.item_non_null else named)
+    return GraphQLNonNull(named) if ref.non_null else named
 
 
 def _is_type_of(name: str, value: Any, _info: Any) -> bool:
