@@ -52,6 +52,7 @@ __all__ = [
     "check_first",
     "lookup",
     "lookup_args",
+    "lookup_node",
 ]  # Conn, EdgeValue, Lister, check_first and the limits: server.engine.listings
 
 log = logging.getLogger("edgewise")
@@ -96,7 +97,7 @@ class Resolvers(Listings):
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                item = info.context.reads.known_item(ref.key)
+                item = info.context.known(ref)
                 if item is UNKNOWN:
                     return later(ref, info)
                 if item is None:
@@ -130,7 +131,7 @@ class Resolvers(Listings):
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                known = info.context.reads.known_item(ref.key)
+                known = info.context.known(ref)
                 if known is UNKNOWN and cased:
                     return later(ref, info)
                 item = None if known is UNKNOWN else known
@@ -186,7 +187,7 @@ class Resolvers(Listings):
             if isinstance(found, list):
                 return found if ctx.scope is None else readable(found, ctx)
             if nullable:
-                item = ctx.reads.known_item(found.key)
+                item = ctx.known(found)
                 if item is UNKNOWN:
                     return later(ref, info, value)
                 found.item = item
@@ -400,8 +401,7 @@ class Resolvers(Listings):
     def total_count(self, conn: Conn, info: Info) -> Any:
         reads = info.context.reads
         if conn.counter is not None and conn.owner is not None:
-            item = conn.owner.item
-            item = reads.known_item(conn.owner.key) if item is None else item
+            item = info.context.known(conn.owner)
             if item is not UNKNOWN:
                 return int((item or {}).get(conn.counter, 0))
         else:
@@ -470,6 +470,23 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
         return None
     await planned.prefetch(info, [(ref, chosen)])
     return ref
+
+
+async def lookup_node(info: Info, ref: Ref | None) -> Ref | None:
+    """``node(id:)``: :func:`lookup` of the node a global id names. A one-template key that
+    another type's items can have too (the type attribute alone tells them apart) is read
+    first, and its item says which type it is (a node of no type, or of a type that is not
+    a Node, is null)."""
+    codec = info.context.codec
+    if ref is not None and ref.type.single and codec.shared(ref.type):
+        item = await info.context.reads.items.load(ref.key)
+        found = codec.node_type(item) if item is not None else None
+        if found is None or not (found.single and found.node):
+            return None
+        if codec.key_values(found, ref.key) is None:
+            return None
+        ref = Ref(found, ref.key, item)
+    return await lookup(info, ref)
 
 
 def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:
