@@ -413,3 +413,86 @@ async def test_unprefixed_keys_are_told_apart_by_the_type_attribute(
             break
         after = page["pageInfo"]["endCursor"]
     assert seen == [i["sk"] for i in orders]
+
+
+# ---- a constant sort template is a prefix ----------------------------------------------------
+
+# A boto3 table keeping an order's shipments and items in its partition (`o#<id>`): a sort
+# template without a placeholder (`sh#`) selects every shipment, as begins_with.
+SHIPMENTS = """
+table:
+  name: shipments
+  partitionKey: PK
+  sortKey: SK
+  indexes:
+    GSI1: {partitionKey: GSI1PK, sortKey: GSI1SK}
+types:
+  Order:
+    key: "o#{id}"
+    fields: {status: String!}
+  Shipment:
+    key: {pk: "o#{orderId}", sk: "sh#{id}"}
+    fields: {carrier: String!}
+    indexes: {GSI1: {pk: "CARRIER#{carrier}", sk: "sh#"}}
+  Item:
+    key: {pk: "o#{orderId}", sk: "it#{id}"}
+    fields: {sku: String!}
+queries:
+  shipmentsOfOrder: {type: Shipment, partition: "o#{orderId}", sort: {template: "sh#"}}
+  shipments: {on: Order, type: Shipment, partition: "o#{id}", sort: {template: "sh#"}}
+  byCarrier: {type: Shipment, index: GSI1, partition: "CARRIER#{carrier}", sort: {template: "sh#"}}
+"""
+SHIPMENT_ITEMS: list[dict[str, Any]] = [
+    {"PK": "o#1", "SK": "o#1", "status": "OPEN"},
+    *[
+        {
+            "PK": "o#1",
+            "SK": f"sh#{n:03d}",
+            "carrier": "ups" if n % 2 else "dhl",
+            "GSI1PK": f"CARRIER#{'ups' if n % 2 else 'dhl'}",
+            "GSI1SK": "sh#",
+        }
+        for n in range(64)
+    ],
+    *[{"PK": "o#1", "SK": f"it#{n}", "sku": f"sku-{n}"} for n in range(5)],
+    {"PK": "o#2", "SK": "sh#x", "carrier": "ups"},
+]
+
+
+async def test_a_sort_template_without_a_placeholder_is_a_prefix(
+    team_http: TeamTable, team_client: Any
+) -> None:
+    """Failed before: `sh#` was sent as the whole sort key, so totalCount was 0 of 64."""
+    http = await team_http(
+        SHIPMENTS, _table("shipments", "PK", "SK", ("GSI1", "GSI1PK", "GSI1SK")), SHIPMENT_ITEMS
+    )
+    body = await gql(
+        http,
+        '{ shipmentsOfOrder(orderId: "1", first: 5) { totalCount edges { node { id carrier } } } '
+        'order(id: "1") { shipments(first: 100) { totalCount edges { node { carrier } } } } '
+        'byCarrier(carrier: "ups", first: 100) { totalCount } }',
+    )
+    assert "errors" not in body, body
+    data = body["data"]
+    shipped = sorted(
+        (i for i in SHIPMENT_ITEMS if i["PK"] == "o#1" and i["SK"].startswith("sh#")),
+        key=lambda i: i["SK"],
+    )
+    assert data["shipmentsOfOrder"]["totalCount"] == len(shipped) == 64
+    assert [e["node"]["carrier"] for e in data["shipmentsOfOrder"]["edges"]] == [
+        i["carrier"] for i in shipped[:5]
+    ]
+    assert data["order"]["shipments"]["totalCount"] == 64
+    assert len(data["order"]["shipments"]["edges"]) == 64
+    assert data["byCarrier"]["totalCount"] == sum(1 for i in shipped if i["carrier"] == "ups")
+    # one round: the order and every Query at once
+    assert _ops(body) == ({"Query": 4, "BatchGetItem": 1}, 1)
+    # as a value a type writes (an index's sort key), the template is written as it stands
+    created = await gql(
+        http, 'mutation { createShipment(input: {orderId: "3", id: "a", carrier: "fedex"}) { id } }'
+    )
+    assert "errors" not in created, created
+    item = team_client.get_item(
+        TableName="shipments", Key={"PK": {"S": "o#3"}, "SK": {"S": "sh#a"}}
+    )["Item"]
+    assert item["GSI1SK"] == {"S": "sh#"} and item["GSI1PK"] == {"S": "CARRIER#fedex"}
