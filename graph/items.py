@@ -250,7 +250,7 @@ class Codec:
 
         def stored(ref: Ref, item: Item, name: str) -> Any:
             source = owner.fields[name]
-            if source.kind == "key" and item.get(source.attribute) is None:
+            if source.kind == "key" and (source.from_key or item.get(source.attribute) is None):
                 return (self.key_values(ref.type, ref.key) or {}).get(name)
             return item.get(source.attribute)
 

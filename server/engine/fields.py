@@ -119,7 +119,8 @@ class Resolvers(Listings):
     def key_value(self, field: Field) -> Callable[..., Any]:
         """A key placeholder: its own attribute when the node's item is in hand and has one
         (a key may hold a cased or formatted copy), else parsed from the key, so it costs no
-        read; under ``keyCasing`` the item is read, since the key holds a cased copy."""
+        read; under ``keyCasing`` the item is read, since the key holds a cased copy. With
+        ``from: key``, parsed from the key whatever the item holds."""
         name, attribute = field.name, field.attribute
         convert = {"Int": int, "Float": float}.get(field.type.name, str)
         cased = self.model.key_casing != "none"  # the key holds a cased copy: read the item
@@ -137,6 +138,9 @@ class Resolvers(Listings):
                 item = None if known is UNKNOWN else known
             if item is not None and item.get(attribute) is not None:
                 return self._convert(field, ref, item[attribute])
+            return parse(ref, item)
+
+        def parse(ref: Ref, item: Any) -> Any:
             values = self.codec.key_values(ref.type, ref.key) or {}
             raw = values.get(name)
             try:
@@ -144,6 +148,8 @@ class Resolvers(Listings):
             except ValueError:
                 return self._convert(field, ref, (item or {}).get(attribute))
 
+        if field.from_key:  # `from: key`: the attribute of that name holds something else
+            return lambda ref, info: parse(ref, None)
         return resolve
 
     async def by_unique(

@@ -10,6 +10,8 @@ import base64
 import json
 from typing import Any
 
+from boto3.dynamodb.types import Binary
+
 from tests.conftest import TeamTable
 from tests.helpers import gql
 
@@ -496,3 +498,81 @@ async def test_a_sort_template_without_a_placeholder_is_a_prefix(
         TableName="shipments", Key={"PK": {"S": "o#3"}, "SK": {"S": "sh#a"}}
     )["Item"]
     assert item["GSI1SK"] == {"S": "sh#"} and item["GSI1PK"] == {"S": "CARRIER#fedex"}
+
+
+# ---- `from: key`: a key field whose attribute holds another value ----------------------------
+
+# The AWS Database Encryption SDK's layout: key attributes stay plaintext (signed), other
+# attributes are encrypted to binary, and the item carries its header and footer. The team also
+# keeps the username as an encrypted attribute of the same name.
+ENCRYPTED = """
+table:
+  name: customers
+  partitionKey: pk
+  sortKey: sk
+  typeAttribute: kind
+types:
+  Customer:
+    key: {pk: "CUSTOMER#{username}", sk: "CUSTOMER#{username}"}
+    fields:
+      username: {type: String!, from: key}
+      email: String
+      contact: {type: String, attribute: email}
+"""
+SECRET = Binary(b"\x01\x02ciphertext")
+ENCRYPTED_ITEMS: list[dict[str, Any]] = [
+    {
+        "pk": "CUSTOMER#alice",
+        "sk": "CUSTOMER#alice",
+        "kind": "Customer",
+        "username": SECRET,
+        "email": "alice@example.com",
+        "aws_dbe_head": Binary(b"head"),
+        "aws_dbe_foot": Binary(b"foot"),
+    }
+]
+
+
+async def test_a_field_from_the_key_ignores_the_attribute_of_its_name(
+    team_http: TeamTable, team_client: Any
+) -> None:
+    """Failed before: `from` was refused, and without it `username` read the binary attribute
+    (INTERNAL_SERVER_ERROR)."""
+    http = await team_http(ENCRYPTED, _table("customers", "pk", "sk"), ENCRYPTED_ITEMS)
+    body = await gql(http, '{ customer(username: "alice") { username email contact } }')
+    assert body["data"]["customer"] == {
+        "username": "alice",
+        "email": "alice@example.com",
+        "contact": "alice@example.com",
+    }, body
+    updated = await gql(
+        http,
+        'mutation { updateCustomer(input: {username: "alice", email: "a@b.c"}) '
+        "{ username contact } }",
+    )
+    assert updated["data"]["updateCustomer"] == {"username": "alice", "contact": "a@b.c"}, updated
+    item = team_client.get_item(
+        TableName="customers",
+        Key={"pk": {"S": "CUSTOMER#alice"}, "sk": {"S": "CUSTOMER#alice"}},
+    )["Item"]
+    assert item["username"] == {"B": b"\x01\x02ciphertext"}  # left alone
+    assert item["email"] == {"S": "a@b.c"} and "aws_dbe_head" in item
+    created = await gql(
+        http,
+        'mutation { createCustomer(input: {username: "bob", email: "bob@example.com"}) '
+        "{ username } }",
+    )
+    assert created["data"]["createCustomer"] == {"username": "bob"}, created
+    bob = team_client.get_item(
+        TableName="customers", Key={"pk": {"S": "CUSTOMER#bob"}, "sk": {"S": "CUSTOMER#bob"}}
+    )["Item"]
+    assert "username" not in bob and bob["email"] == {"S": "bob@example.com"}
+    # two fields read `email`: the inputs write it through the first declared only
+    inputs = await gql(
+        http,
+        '{ create: __type(name: "CreateCustomerInput") { inputFields { name } } '
+        'update: __type(name: "UpdateCustomerInput") { inputFields { name } } }',
+    )
+    for kind in ("create", "update"):
+        names = {f["name"] for f in inputs["data"][kind]["inputFields"]}
+        assert {"username", "email"} <= names and "contact" not in names
