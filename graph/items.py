@@ -12,11 +12,13 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from graph.dynamo.expressions import Expr
 from graph.errors import BadUserInput
 from graph.keys import ItemKey
-from graph.reads import Branch, Listing
+from graph.reads import UNKNOWN, Branch, Listing
 from graph.table import Item, Layout
 from model import EdgeType, Field, Index, KeyValueError, Model, NodeType, Template
+from model.templates import overlap
 from model.types import INTERNAL
 
 __all__ = ["Codec", "Ref", "shard_of"]
@@ -66,6 +68,11 @@ class Codec:
         self._ids = (re.compile(model.ids[0]), model.ids[1]) if model.ids else None
         self._by_value = {t.type_value: t for t in model.types.values()}
         self._singles = [t for t in model.types.values() if t.single]
+        self._type = model.type_attribute
+        # an item holding a label attribute of its own is an edge, never a node
+        label = model.label_attribute
+        self._label = label if label is not None and label != self._type else None
+        self._shared = _shared(model) if self._type is not None else frozenset()
         self._keeps: dict[tuple[str, ...], Callable[[Item], bool]] = {}
         self._logged: set[str] = set()
 
@@ -238,16 +245,17 @@ class Codec:
 
     def targets_in(self, field: Field, owner: NodeType) -> Callable[[Ref, Item | None], list[Ref]]:
         """The nodes a reference field of ``owner`` names, from the owner's item (None: it does
-        not exist, and names none): a path's hop along a reference."""
+        not exist, or is another type's, and names none): a path's hop along a reference."""
         to_target = self.to_target(field)
 
         def stored(ref: Ref, item: Item, name: str) -> Any:
             source = owner.fields[name]
-            if source.kind == "key" and item.get(source.attribute) is None:
+            if source.kind == "key" and (source.from_key or item.get(source.attribute) is None):
                 return (self.key_values(ref.type, ref.key) or {}).get(name)
             return item.get(source.attribute)
 
         def targets(ref: Ref, item: Item | None) -> list[Ref]:
+            item = self.own(ref.type, item)  # another type's item names nothing of this one
             if item is None:
                 return []
             if field.link:
@@ -265,17 +273,53 @@ class Codec:
         return self.layout.item_key(item)
 
     def node_type(self, item: Mapping[str, Any]) -> NodeType | None:
-        """The node type of an item, or None (an edge, or an item no rule explains)."""
-        model = self.model
-        if model.type_attribute is not None and model.type_attribute in item:
-            return self._by_value.get(str(item[model.type_attribute]))
+        """The node type of an item, or None (an edge, or an item no rule explains): the type
+        whose value its type attribute holds; else (an item without one) the type whose key
+        templates it fits, unless the templates of several fit it (types the type attribute
+        alone separates: nothing says which)."""
+        if self._type is not None:
+            value = item.get(self._type)
+            if value is not None:
+                return self._by_value.get(value if type(value) is str else str(value))
+            if self._label is not None and self._label in item:
+                return None  # an edge item
         key = self.item_key(item)
         if isinstance(key.pk, str) and key.pk.startswith(INTERNAL):  # idempotency, jobs
             return None
-        for node in model.types.values():
+        for node in self.model.types.values():
             if self.key_values(node, key) is not None:
+                if node.name in self._shared:
+                    return None  # its key alone does not say which type
                 return node
         return None
+
+    def own(self, node: NodeType, item: Any) -> Any:
+        """``item`` where it is an item of ``node``'s type, else None (an item of another type
+        at that key is missing for this one); None and UNKNOWN pass through. Without a type
+        attribute on the table, or on the item, its key decided: it is ``node``'s, unless
+        the type attribute alone separates ``node`` from another type."""
+        attribute = self._type
+        if attribute is None or item is None or item is UNKNOWN:
+            return item
+        value = item.get(attribute)
+        if value is None:
+            return None if node.name in self._shared else item
+        return item if value == node.type_value or str(value) == node.type_value else None
+
+    def shared(self, node: NodeType) -> bool:
+        """Whether another type's items can have the keys of ``node``'s, told apart by the type
+        attribute only: a key of it names a node only with its item's type value."""
+        return node.name in self._shared
+
+    def of_type(self, node: NodeType, expr: Expr) -> str:
+        """The condition (`` AND …``) that the item written is of ``node``'s type (empty
+        without a type attribute): a write on another type's item is NOT_FOUND."""
+        if self._type is None:
+            return ""
+        name, value = expr.name(self._type), expr.value(node.type_value)
+        if node.name in self._shared:
+            return f" AND {name} = {value}"
+        return f" AND (attribute_not_exists({name}) OR {name} = {value})"
 
     def edge_type(self, item: Mapping[str, Any]) -> EdgeType | None:
         model = self.model
@@ -407,3 +451,15 @@ class Codec:
                 prefix = types[edge.source].pk.literal_prefix if inverted else ""
                 return Listing(candidate.name, (Branch(key.sk, prefix),), forward, keep=keep)
         return None
+
+
+def _shared(model: Model) -> frozenset[str]:
+    """The types whose items another type's can share keys with (two types with one template,
+    or unprefixed keys): the type attribute alone tells them apart."""
+    items = [t for t in model.types.values() if not t.implicit]
+    out: set[str] = set()
+    for i, a in enumerate(items):
+        for b in items[:i]:
+            if overlap(a.pk, b.pk) and overlap(a.sk, b.sk):
+                out |= {a.name, b.name}
+    return frozenset(out)

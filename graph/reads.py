@@ -105,12 +105,14 @@ def narrowed(
 ) -> Branch:
     """The Query of ``partition`` whose sort key fits ``sort`` with ``values`` (placeholders
     coarse to fine: a prefix ending at a literal boundary, or the one key they all fix) and the
-    first free placeholder between ``low`` and ``high``, as DynamoDB compares its values.
-    Raises :class:`model.KeyValueError` for a value no key can hold."""
+    first free placeholder between ``low`` and ``high``, as DynamoDB compares its values. A
+    template without a placeholder (``sh#``) is a prefix. Raises :class:`model.KeyValueError`
+    for a value no key can hold."""
     if sort is None:
         return Branch(partition)
     lo, hi, prefix, check = sort.bounds(values, low, high, exclusive)
-    if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
+    placeholders = sort.placeholders
+    if placeholders and all(values.get(p) is not None for p in placeholders):  # exactly one key
         return Branch(partition, prefix, prefix, prefix)
     if lo is None and hi is None:
         return Branch(partition, prefix, strip=len(prefix))

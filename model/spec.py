@@ -275,6 +275,15 @@ class FieldSpec(Spec):
         "an enum or a type of the model; `!` for non-null, `[T]` for a list.",
     )
     attribute: str | None = Field(None, description="Attribute name; defaults to the field name.")
+    from_: Literal["key"] | None = Field(
+        None,
+        alias="from",
+        description="`key`: a field over a key placeholder is read from the key even where the "
+        "item has an attribute of that name (a library may keep another value there, such as "
+        "an encrypted copy); writes put the value in the key only and leave that attribute "
+        "alone. Without it such a field is read from its attribute when the item has one, "
+        "else parsed from the key.",
+    )
     description: str | None = Field(None, description="The GraphQL field's description.")
     copy_of: str | None = Field(
         None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."

@@ -87,10 +87,10 @@ class Field:
     """A GraphQL field of a type or an edge.
 
     ``kind``: ``value`` (an attribute), ``key`` (a key placeholder: its attribute when the item
-    has one, else parsed from the key), ``ref`` (the node whose key is ``source``'s value),
-    ``first``/``sum`` (over ``collection``), ``copy`` (of an edge end's field), ``hook``,
-    ``stamp`` (``createdAt``/``updatedAt``, written by Edgewise, read-only), ``path`` (a
-    transitive path along edge fields, ``walk``).
+    has one, else parsed from the key; with ``from_key``, from the key alone), ``ref`` (the
+    node whose key is ``source``'s value), ``first``/``sum`` (over ``collection``), ``copy``
+    (of an edge end's field), ``hook``, ``stamp`` (``createdAt``/``updatedAt``, written by
+    Edgewise, read-only), ``path`` (a transitive path along edge fields, ``walk``).
     """
 
     name: str
@@ -114,6 +114,7 @@ class Field:
     holds_key: bool = False  # ref: ``source`` holds the target's key itself
     link: tuple[tuple[str, str], ...] = ()  # ref to a composite key: (placeholder, field)
     entries: str | None = None  # a map of maps: the stored object's field holding each key
+    from_key: bool = False  # key: read from the key alone, never written to ``attribute``
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +177,20 @@ class NodeType:
     def keyed(self) -> frozenset[str]:
         """The fields taken from the key (never read from an item)."""
         return frozenset(n for n, f in self.fields.items() if f.kind == "key")
+
+    @cached_property
+    def read_only(self) -> frozenset[str]:
+        """Stored fields that write nothing: two fields may read one attribute, and the first
+        declared writes it (the generated inputs leave the others out)."""
+        written: set[str] = set()
+        out = set()
+        for name, f in self.fields.items():
+            if f.kind not in ("value", "key") or f.from_key:
+                continue
+            if f.attribute in written:
+                out.add(name)
+            written.add(f.attribute)
+        return frozenset(out)
 
     @property
     def parent_counter(self) -> str | None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graph.errors import Conflict, EdgewiseError, NotFound
-from graph.items import Ref
+from graph.items import Codec, Ref
 from graph.marks import is_marked
 from graph.table import Failure, Item, from_dynamo
 from graph.writes import idempotency
@@ -17,7 +17,7 @@ from graph.writes.commit import ATTEMPTS, Change, Committer, Missing, always
 from graph.writes.constraints import check_size, check_values
 from graph.writes.replicas import Moved, clock_of
 from graph.writes.transaction import Action
-from model import EdgeType, Model
+from model import EdgeType
 
 __all__ = ["add_edge", "insert", "remove_edge", "update_edge"]
 
@@ -49,7 +49,7 @@ async def _adding(
     if copies:
         for end, ref in (("from", source), ("to", target)):
             if end in copies:
-                old = await writer.table.get_item(ref.key)
+                old = writer.codec.own(ref.type, await writer.table.get_item(ref.key))
                 if old is None or is_marked(model, old):
                     raise NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
                 ends[end] = writer.items.values_of(ref.type, old)
@@ -78,9 +78,10 @@ async def _adding(
         counter = edge.counter(end)
         action = writer.exists_action(
             ref.key,
-            _gone_or_changed(ref, model),
+            _gone_or_changed(ref, writer.codec),
             version=versions[end],
             adds={counter: 1} if counter else None,
+            node=ref.type,
         )
         side = ones[end]
         if counter and side is not None and side.one:  # none yet, or all removed
@@ -89,7 +90,7 @@ async def _adding(
                 f"{action.condition} AND "
                 f"(attribute_not_exists({name}) OR {name} = {action.expr.value(0)})"
             )
-            action.on_fail = _counted_one(ref, edge, side.field, counter, model)
+            action.on_fail = _counted_one(ref, edge, side.field, counter, writer.codec)
         actions.append(action)
     return item, actions
 
@@ -140,8 +141,8 @@ async def insert(
             taken = Conflict(f"{key.pk} / {key.sk} already exists")
             actions.append(writer.put_action(item, "attribute_not_exists({pk})", always(taken)))
         for ref, adds in counts:
-            failure = _gone_or_changed(ref, writer.model)
-            actions.append(writer.exists_action(ref.key, failure, adds=dict(adds)))
+            failure = _gone_or_changed(ref, writer.codec)
+            actions.append(writer.exists_action(ref.key, failure, adds=dict(adds), node=ref.type))
         try:
             await writer.commit_changes(actions, changes)
             return
@@ -220,9 +221,14 @@ async def _update_copied(
     raise AssertionError("unreachable")
 
 
-def _gone_or_changed(ref: Ref, model: Model) -> Failure:
+def _gone(ref: Ref, codec: Codec, old: Item | None) -> bool:
+    """Whether ``old`` is no node of ``ref``'s type: none, being deleted, or another type's."""
+    return old is None or is_marked(codec.model, old) or codec.own(ref.type, old) is None
+
+
+def _gone_or_changed(ref: Ref, codec: Codec) -> Failure:
     def failure(old: Item | None) -> EdgewiseError:
-        if old is None or is_marked(model, old):
+        if _gone(ref, codec, old):
             return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
         return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
 
@@ -236,9 +242,9 @@ def _one_taken(ref: Ref, edge: EdgeType, field: str) -> Conflict:
     )
 
 
-def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, model: Model) -> Failure:
+def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, codec: Codec) -> Failure:
     def failure(old: Item | None) -> EdgewiseError:
-        if old is None or is_marked(model, old):
+        if old is None or _gone(ref, codec, old):
             return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
         if int(old.get(counter, 0)) > 0:
             return _one_taken(ref, edge, field)

@@ -58,6 +58,8 @@ class Items:
             stored = f.kind == "value" or (
                 f.kind == "key" and (model.store_key_fields or name in node.declared)
             )
+            if f.from_key or name in node.read_only:
+                continue  # the key alone; or an attribute an earlier field writes
             if stored and values.get(name) is not None:
                 item[f.attribute] = values[name]
         item |= self.index_attributes(
@@ -120,7 +122,7 @@ class Items:
     def owned(self, node: NodeType, attribute: str) -> bool:
         """Whether the model writes ``attribute`` for ``node``'s type (so a value removed from
         the fields is removed from the item)."""
-        owned = {f.attribute for f in node.fields.values()}
+        owned = {f.attribute for f in node.fields.values() if not f.from_key}
         owned |= {w.index.pk for w in node.indexes} | {
             w.index.sk for w in node.indexes if w.index.sk
         }

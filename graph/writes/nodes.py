@@ -50,7 +50,8 @@ async def create(writer: Committer, node: NodeType, values: Mapping[str, Any]) -
         missing = NotFound(f"{node.parent.type} {parent_key.pk} does not exist")
         counter = node.parent_counter
         adds = {counter: 1} if counter else None
-        actions.append(writer.exists_action(parent_key, lambda _o: missing, adds=adds))
+        parent = writer.model.types[node.parent.type]
+        actions.append(writer.exists_action(parent_key, lambda _o: missing, adds=adds, node=parent))
     if writer.upkeep is not None and writer.upkeep.names(node):  # it may start a replica
         delta = await writer.upkeep.change_ref(Ref(node, key), None, item)
         await writer.commit_delta(actions, delta)
@@ -124,6 +125,7 @@ async def _update_once(
     model, layout = writer.model, writer.layout
     version_attr = model.version_attribute
     old = read if read is not None else await writer.table.get_item(key)
+    old = writer.codec.own(node, old)  # another type's item: none of this one
     if old is None or is_marked(model, old):
         raise NotFound(f"{node.name} {describe(node, key)} does not exist")
     version = int(old.get(version_attr, 0)) if version_attr else None
@@ -153,12 +155,13 @@ async def _update_once(
     action = writer.update_action(key, sets, removes)
     cond = f"attribute_exists({action.expr.name(layout.pk)})"
     cond += unmarked(model, action.expr)
+    cond += writer.codec.of_type(node, action.expr)
     if version_attr:
         cond += f" AND {action.expr.name(version_attr)} = {action.expr.value(version)}"
     action.condition = cond
 
     def stale(current: Item | None) -> EdgewiseError:
-        if current is None or is_marked(model, current):
+        if current is None or is_marked(model, current) or writer.codec.own(node, current) is None:
             return NotFound(f"{node.name} {key.pk} does not exist")
         message = f"{node.name} {key.pk} was changed concurrently; read it again"
         return Conflict(message) if expected is not None or last else _Changed(message)
@@ -260,7 +263,7 @@ async def _refresh(
 
 def _holds(writer: Committer, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> Action:
     """A check that the node exists and holds ``after``'s values of its copied fields."""
-    action = writer.exists_action(key, always(_Superseded()))
+    action = writer.exists_action(key, always(_Superseded()), node=node)
     e = action.expr
     for edge in writer.model.edges.values():
         for f in edge.fields.values():
@@ -308,7 +311,7 @@ async def find_child(
 async def delete_child(writer: Committer, node: NodeType, key: ItemKey) -> bool:
     """Delete a child, uncounted on its parent in the same transaction; False when it is
     already gone."""
-    actions = [writer.exists_action(key, lambda _old: Missing(), "Delete")]
+    actions = [writer.exists_action(key, lambda _old: Missing(), "Delete", node=node)]
     if node.parent_counter is not None:
         parent = writer.items.parent_key(node, key)
         actions.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))

@@ -391,8 +391,9 @@ class Upkeep:
         for _ in range(ATTEMPTS):
             item = await self.table.get_item(start.key)
             found: list[Difference] = []
+            gone = self.codec.own(start.type, item) is None  # none, or another type's
             for replica in replicas:
-                desired = {} if item is None else await self.desired(replica, start)
+                desired = {} if gone else await self.desired(replica, start)
                 stored = await self.stored(replica, start)
                 found += differences(self.model, replica, desired, stored)
             if commit is None or not (found or last):

@@ -96,6 +96,8 @@ class _Compiler(_Checks, _Queries, _Objects):
                 kind = "key" if field_name in key_fields and compiled.kind == "value" else None
                 if kind:
                     compiled = replace(compiled, kind="key")
+                if isinstance(decl, s.FieldSpec) and decl.from_ == "key":
+                    compiled = self.from_key((*path, "fields", field_name), compiled, key_fields)
                 fields[field_name] = compiled
         if t.implicit:
             for field_name, f in fields.items():
@@ -152,6 +154,18 @@ class _Compiler(_Checks, _Queries, _Objects):
             t.implicit,
         )
 
+    def from_key(self, path: Path, field: Field, key_fields: tuple[str, ...]) -> Field:
+        """A field read from the key alone (``from: key``): a key placeholder's."""
+        if field.kind != "key":
+            self.problem(
+                (*path, "from"),
+                f"`from: key` reads a key placeholder, and {field.name} is none of "
+                f"{{{', '.join(key_fields)}}}; remove `from`, or name the field after the "
+                "placeholder",
+            )
+            return field
+        return replace(field, from_key=True)
+
     def parent(
         self, name: str, t: s.TypeSpec, pk: Template, sk: Template
     ) -> tuple[Parent | None, tuple[tuple[str, str], ...]]:
@@ -205,6 +219,12 @@ class _Compiler(_Checks, _Queries, _Objects):
     def field(self, path: Path, name: str, decl: s.FieldDecl, owner: str) -> Field | None:
         if isinstance(decl, str):
             decl = s.FieldSpec(type=decl)
+        if decl.from_ is not None and path[0] != "types":
+            self.problem(
+                (*path, "from"),
+                "`from: key` belongs to a field of a type over one of its key placeholders; "
+                "remove it",
+            )
         if decl.model_fields_set & {"path", "where", "shape"}:  # a transitive path
             return path_field(self, path, name, decl)
         kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]

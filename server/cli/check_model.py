@@ -25,8 +25,15 @@ def run(args: argparse.Namespace) -> None:
     args.model = args.model_arg or args.model
     try:
         engine = engine_for(args.model)
+        text = summary(engine.model)
     except ModelError as exc:
         sys.stderr.write("\n".join(exc.lines) + "\n")
+        raise SystemExit(1) from None
+    except Exception as exc:  # never a traceback: one line, and it is ours to fix
+        sys.stderr.write(
+            f"{args.model}: check-model failed on this model ({type(exc).__name__}: {exc}); "
+            "this is a bug of Edgewise: please report it with the model file\n"
+        )
         raise SystemExit(1) from None
     if args.dynamodb not in (None, "embedded"):  # the table can be seen: its keys must agree
         from graph.dynamo.capabilities import disagreements
@@ -42,7 +49,7 @@ def run(args: argparse.Namespace) -> None:
         if found:
             sys.stderr.write("".join(f"table {name!r}: {line}\n" for line in found))
             raise SystemExit(1)
-    sys.stdout.write(summary(engine.model))
+    sys.stdout.write(text)
 
 
 COMMAND = Command(

@@ -52,6 +52,7 @@ __all__ = [
     "check_first",
     "lookup",
     "lookup_args",
+    "lookup_node",
 ]  # Conn, EdgeValue, Lister, check_first and the limits: server.engine.listings
 
 log = logging.getLogger("edgewise")
@@ -96,7 +97,7 @@ class Resolvers(Listings):
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                item = info.context.reads.known_item(ref.key)
+                item = info.context.known(ref)
                 if item is UNKNOWN:
                     return later(ref, info)
                 if item is None:
@@ -118,7 +119,8 @@ class Resolvers(Listings):
     def key_value(self, field: Field) -> Callable[..., Any]:
         """A key placeholder: its own attribute when the node's item is in hand and has one
         (a key may hold a cased or formatted copy), else parsed from the key, so it costs no
-        read; under ``keyCasing`` the item is read, since the key holds a cased copy."""
+        read; under ``keyCasing`` the item is read, since the key holds a cased copy. With
+        ``from: key``, parsed from the key whatever the item holds."""
         name, attribute = field.name, field.attribute
         convert = {"Int": int, "Float": float}.get(field.type.name, str)
         cased = self.model.key_casing != "none"  # the key holds a cased copy: read the item
@@ -130,12 +132,15 @@ class Resolvers(Listings):
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                known = info.context.reads.known_item(ref.key)
+                known = info.context.known(ref)
                 if known is UNKNOWN and cased:
                     return later(ref, info)
                 item = None if known is UNKNOWN else known
             if item is not None and item.get(attribute) is not None:
                 return self._convert(field, ref, item[attribute])
+            return parse(ref, item)
+
+        def parse(ref: Ref, item: Any) -> Any:
             values = self.codec.key_values(ref.type, ref.key) or {}
             raw = values.get(name)
             try:
@@ -143,6 +148,8 @@ class Resolvers(Listings):
             except ValueError:
                 return self._convert(field, ref, (item or {}).get(attribute))
 
+        if field.from_key:  # `from: key`: the attribute of that name holds something else
+            return lambda ref, info: parse(ref, None)
         return resolve
 
     async def by_unique(
@@ -186,7 +193,7 @@ class Resolvers(Listings):
             if isinstance(found, list):
                 return found if ctx.scope is None else readable(found, ctx)
             if nullable:
-                item = ctx.reads.known_item(found.key)
+                item = ctx.known(found)
                 if item is UNKNOWN:
                     return later(ref, info, value)
                 found.item = item
@@ -400,8 +407,7 @@ class Resolvers(Listings):
     def total_count(self, conn: Conn, info: Info) -> Any:
         reads = info.context.reads
         if conn.counter is not None and conn.owner is not None:
-            item = conn.owner.item
-            item = reads.known_item(conn.owner.key) if item is None else item
+            item = info.context.known(conn.owner)
             if item is not UNKNOWN:
                 return int((item or {}).get(conn.counter, 0))
         else:
@@ -470,6 +476,23 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
         return None
     await planned.prefetch(info, [(ref, chosen)])
     return ref
+
+
+async def lookup_node(info: Info, ref: Ref | None) -> Ref | None:
+    """``node(id:)``: :func:`lookup` of the node a global id names. A one-template key that
+    another type's items can have too (the type attribute alone tells them apart) is read
+    first, and its item says which type it is (a node of no type, or of a type that is not
+    a Node, is null)."""
+    codec = info.context.codec
+    if ref is not None and ref.type.single and codec.shared(ref.type):
+        item = await info.context.reads.items.load(ref.key)
+        found = codec.node_type(item) if item is not None else None
+        if found is None or not (found.single and found.node):
+            return None
+        if codec.key_values(found, ref.key) is None:
+            return None
+        ref = Ref(found, ref.key, item)
+    return await lookup(info, ref)
 
 
 def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:

@@ -223,7 +223,7 @@ def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
         else:
             node = _node(conn, item, ctx)
         if node.item is None:
-            known = ctx.reads.known_item(node.key)
+            known = ctx.known(node)
             if known is not UNKNOWN and known is not None:
                 node.item = known
         out.append(EdgeValue(item, cursors, node, index))
@@ -293,7 +293,7 @@ def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, An
     wanted = [ref.type.fields[n] for n in names if n in ref.type.fields]
     if not wanted:
         return {}
-    item = ref.item if ref.item is not None else ctx.reads.known_item(ref.key)
+    item = ctx.known(ref)
     if item is UNKNOWN:
         raise ItemNeeded(f"{ref.type.name}'s item is needed")
     return {f.name: (item or {}).get(f.attribute) for f in wanted}

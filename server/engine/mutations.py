@@ -80,7 +80,13 @@ def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
 
 
 def _value_fields(node: NodeType) -> list[tuple[str, TypeRef]]:
-    return [(n, f.type) for n, f in node.fields.items() if f.kind == "value" and f.initial is None]
+    """The fields a mutation's input writes: a field reading the attribute an earlier field
+    writes is read-only."""
+    return [
+        (n, f.type)
+        for n, f in node.fields.items()
+        if f.kind == "value" and f.initial is None and n not in node.read_only
+    ]
 
 
 def _initial(fields: Iterable[Field]) -> dict[str, Any]:

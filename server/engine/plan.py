@@ -363,7 +363,7 @@ async def prefetch(
                 unread.append(ref)
         await _settled(waiting)
         for ref in unread:  # its fields then find the item on the node itself
-            known = reads.known_item(ref.key)
+            known = ctx.known(ref)
             if known is not UNKNOWN:
                 ref.item = known
         level, vias = [], []
@@ -372,7 +372,7 @@ async def prefetch(
             if conn is None:
                 assert owner is not None
                 if owner.item is None:
-                    known = reads.known_item(owner.key)
+                    known = ctx.known(owner)
                     if known is UNKNOWN:
                         continue
                     owner.item = known

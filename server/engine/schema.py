@@ -34,7 +34,15 @@ from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
-from server.engine.fields import Lister, Resolvers, exposed, load_hook, lookup, lookup_args
+from server.engine.fields import (
+    Lister,
+    Resolvers,
+    exposed,
+    load_hook,
+    lookup,
+    lookup_args,
+    lookup_node,
+)
 from server.engine.kinds import Kind, ModelField, Origin
 from server.engine.mutations import key_type, mutation_type
 from server.engine.paths import path_resolvers
@@ -423,7 +431,7 @@ class _Builder:
                 Origin(Kind.LOOKUP),
                 self.node,
                 {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))},
-                resolve=lambda _root, info, id: lookup(info, codec.from_global_id(id)),
+                resolve=lambda _root, info, id: lookup_node(info, codec.from_global_id(id)),
                 description="Any node by its global id.",
             ),
             "nodes": ModelField(
@@ -431,7 +439,7 @@ class _Builder:
                 GraphQLNonNull(GraphQLList(self.node)),
                 {"ids": GraphQLArgument(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLID))))},
                 resolve=lambda _root, info, ids: [
-                    lookup(info, codec.from_global_id(i)) for i in ids
+                    lookup_node(info, codec.from_global_id(i)) for i in ids
                 ],
                 description="Nodes by global id, in order; null where there is none.",
             ),
