@@ -20,6 +20,7 @@ __all__ = [
     "IndexSpec",
     "KeyAttribute",
     "KeyPair",
+    "KeysOfSpec",
     "ModelSpec",
     "MutationSpec",
     "Names",
@@ -243,6 +244,16 @@ class RefSpec(Spec):
     holds: Literal["key"] = Field(description="`key`: the value is the target's key itself.")
 
 
+class KeysOfSpec(Spec):
+    """A reference per key of a map attribute: the map's keys are the targets' ids."""
+
+    keys_of: str = Field(
+        description="The field over the map attribute (a JSON field) whose keys name the "
+        "targets (`organizationRoles: {org1: admin}`): the targets come in the keys' byte-wise "
+        "order, read in one wave, and a key with no item is left out."
+    )
+
+
 class MaterializeSpec(Spec):
     """A replica of a path: one item per instance of the path, in the start's partition, kept
     exact by every write Edgewise makes (MODELS.md, "Replicas of a path")."""
@@ -279,14 +290,16 @@ class FieldSpec(Spec):
     copy_of: str | None = Field(
         None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."
     )
-    ref: str | RefSpec | dict[str, str] | None = Field(
+    ref: str | RefSpec | KeysOfSpec | dict[str, str] | None = Field(
         None,
         union_mode="left_to_right",
         description="A reference to the node of the field's type: `productId` (the field "
         "holding the value of its one key placeholder; a list or set holds one per element), "
         "`{field: customerID, holds: key}` (the field holds the target's key itself, "
-        "`customerID#VINET`), or `{orderId: orderId, id: itemId}` (a composite key: each "
-        "placeholder from a field).",
+        "`customerID#VINET`), `{orderId: orderId, id: itemId}` (a composite key: each "
+        "placeholder from a field), or `{keysOf: organizationRoles}` (a list type, "
+        '`"[Org!]!"`: one node per key of that map field, in the keys\' byte-wise order, a key '
+        "with no item left out).",
     )
     first: str | None = Field(None, description="The first item of this collection, in its order.")
     sum: str | None = Field(None, description="A sum over a collection: `collection.field`.")
