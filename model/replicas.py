@@ -51,9 +51,10 @@ def compile_replica(
     if set(model.key_types) & {model.partition_key, model.sort_key}:
         report(where_place, "a replica's key is text: the table's keys must be strings (type S)")
         return None
+    clocked = {start.name, *(h.type for h in hops if not h.ref)}  # a reference's end: none
     for name in dict.fromkeys([start.name, *(h.type for h in hops)]):
         node = model.types[name]
-        if node.implicit and "id" not in node.pk.placeholders:
+        if node.implicit and name in clocked and "id" not in node.pk.placeholders:
             report(
                 where_place,
                 f"a replica keeps a clock on every node of its path, and {name}, which has no "
