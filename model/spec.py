@@ -387,7 +387,11 @@ class Names(Spec):
 class ParentSpec(Spec):
     """The parent of a child type, whose items live in the parent's partition."""
 
-    type: str = Field(description="The parent node type.")
+    type: str = Field(
+        description="The parent node type, one node per partition: a one-template key, a "
+        "constant sort key, or `{id}` in its pk and other fields in its sk (found by a Query "
+        "of its partition); an implicit type too (its collections read its partition)."
+    )
     field: str = Field(description="The field on the child that leads to its parent.")
     collection: str = Field(description="The connection on the parent that lists the children.")
     order: Order = Field(
@@ -405,7 +409,13 @@ class ParentSpec(Spec):
 class TypeSpec(Spec):
     """A node type (or a child type): one kind of item, its key templates and its fields."""
 
-    key: str | KeyPair = Field(description="One template (partition key = sort key) or {pk, sk}.")
+    key: str | KeyPair = Field(
+        description="One template (partition key = sort key) or {pk, sk}. With `{id}` in pk and "
+        'other fields in sk (`{pk: "o#{id}", sk: "c#{customerId}"}`) the type is known by its '
+        "partition: `order(id:)` is one Query on the sort key's literal prefix. Placeholders may "
+        "follow each other in sk (`account#{name}{id}`) where each is stored in its own "
+        "attribute, which reads take the values from."
+    )
     description: str | None = Field(None, description="The GraphQL type's description.")
     type_value: str | None = Field(
         None, description="Value of the type attribute on this type's items (default: the name)."
@@ -432,7 +442,9 @@ class TypeSpec(Spec):
         False,
         description="No item of its own: a node exists while items are keyed under it (the "
         "partition of its children or edges). Looked up without a read; no create, update or "
-        "delete mutation; edges to it are added and removed as usual.",
+        "delete mutation; edges to it are added and removed as usual; it may be a parent and "
+        "never counts as an overlap. On a replicated path its clock lives in its partition "
+        "(sort key `~edgewise`).",
     )
     node: bool = Field(
         True,
@@ -507,7 +519,9 @@ class SortSpec(Spec):
     """The sort-key condition of an access pattern."""
 
     template: str = Field(
-        description="The index's sort-key template, placeholders filled by arguments or the parent."
+        description="The index's sort-key template, placeholders filled by arguments or the "
+        "parent. A run of placeholders with no text between them (`account#{name}{id}`) is "
+        "matched exactly: the longest prefix, then the items whose attributes equal the values."
     )
     between: tuple[GraphQLName, GraphQLName] | None = Field(
         None, description="Two optional arguments bounding the first free placeholder."
