@@ -39,6 +39,8 @@ async def create(writer: Committer, node: NodeType, values: Mapping[str, Any]) -
     if "id" in node.key_fields and values.get("id") is None:
         values["id"] = new_id()
     item = writer.items.node_item(node, values, now_iso())
+    if writer.upkeep is not None:  # no incoming edge yet: its digests are known, zero
+        item |= writer.upkeep.digests(node)
     key = writer.layout.item_key(item)
 
     taken = Conflict(f"{node.name} {describe(node, key)} already exists")

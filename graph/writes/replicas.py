@@ -154,6 +154,14 @@ class Upkeep:
                 else:
                     self.hops[hop.edge].append((replica, i))
         self._types = {r.type_value: r for r in self.model.replicas}
+        # the edges listed from their `to` end (a global index, eventually consistent), whose
+        # targets keep a digest of them: a hop read backward, or a hop along a reverse edge
+        self.digested = {
+            hop.edge
+            for replica in self.model.replicas
+            for i, hop in enumerate(replica.hops)
+            if not hop.ref and (hop.far == "from" or i < len(replica.hops) - 1)
+        }
 
     def replicated(self, edge: EdgeType) -> bool:
         return edge.label in self.hops
@@ -187,9 +195,6 @@ class Upkeep:
         delta = Delta()
         if not self.replicated(edge):
             return delta
-        if after is None or added:  # the target's digest of its incoming edges moves
-            step = edge_hash(source.key) * (-1 if after is None else 1)
-            delta.adds[clock_key(target)] = {digest_attribute(edge): step}
         changed = self.codec.edge_key(edge, source.key, target.key)
         reads = Reads(self.table, consistent=True)
         for replica, i in self.hops[edge.label]:
@@ -207,8 +212,25 @@ class Upkeep:
                         delta.deletes.add(key)
                     else:
                         delta.puts[key] = item
+        if (after is None or added) and edge.label in self.digested:
+            # the target's digest of its incoming edges moves where it is known (present as
+            # read): one absent is unknown (edges written by another program) and stays so
+            attribute = digest_attribute(edge)
+            known = (await self._items(delta, [target]))[target.key]
+            if known is not None and attribute in known:
+                step = edge_hash(source.key) * (-1 if after is None else 1)
+                delta.adds[clock_key(target)] = {attribute: step}
         delta.bumps |= {clock_key(source), clock_key(target)}
         return delta
+
+    def digests(self, node: NodeType) -> dict[str, int]:
+        """The digests a new node of type ``node`` starts with (it has no incoming edge yet,
+        so they are known: zero)."""
+        return {
+            digest_attribute(self.model.edges[label]): 0
+            for label in sorted(self.digested)
+            if self.model.edges[label].target == node.name
+        }
 
     def names(self, node: NodeType) -> bool:
         """Whether a reference field of ``node`` is the last hop of a replicated path."""
