@@ -209,7 +209,8 @@ def _line(item: dict[str, Any]) -> str:
 
 async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[list[dict[str, Any]]]:
     """One segment of a parallel, strongly consistent Scan (the control plane's, under the
-    table's retries), page by page (DynamoDB JSON), idempotency records left out."""
+    table's retries), page by page (DynamoDB JSON), Edgewise's own items (idempotency records,
+    replicas' jobs and clocks) left out."""
     params: dict[str, Any] = {
         "TableName": table.name,
         "Segment": segment,
@@ -217,11 +218,15 @@ async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[lis
         "ConsistentRead": True,
         "ReturnConsumedCapacity": "TOTAL",
     }
-    pk = table.layout.pk
+    pk, sk = table.layout.pk, table.layout.sk
     scan = table.client.control.scan
     while True:
         response = await table.call("Scan", scan, params)
-        yield [i for i in response.get("Items", []) if not is_record(i.get(pk, {}).get("S"))]
+        yield [
+            i
+            for i in response.get("Items", [])
+            if not is_record(i.get(pk, {}).get("S"), i.get(sk, {}).get("S"))
+        ]
         if not response.get("LastEvaluatedKey"):
             return
         params = {**params, "ExclusiveStartKey": response["LastEvaluatedKey"]}

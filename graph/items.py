@@ -14,16 +14,22 @@ from typing import Any
 
 from graph.dynamo.expressions import Expr
 from graph.errors import BadUserInput
-from graph.keys import ItemKey
+from graph.keys import ItemKey, Located
 from graph.reads import UNKNOWN, Branch, Listing
 from graph.table import Item, Layout
 from model import EdgeType, Field, Index, KeyValueError, Model, NodeType, Template
 from model.templates import overlap
-from model.types import INTERNAL
+from model.types import CLOCK_SK, INTERNAL
 
-__all__ = ["Codec", "Ref", "shard_of"]
+__all__ = ["Codec", "Ref", "internal", "shard_of"]
 
 log = logging.getLogger("edgewise")
+
+
+def internal(key: ItemKey) -> bool:
+    """Whether ``key`` is of one of Edgewise's own items (an idempotency record, a job of
+    replicas, the clock of a node with no item), never a node or an edge."""
+    return key.sk == CLOCK_SK or (isinstance(key.pk, str) and key.pk.startswith(INTERNAL))
 
 
 def shard_of(node_id: str, shards: int) -> int:
@@ -86,16 +92,30 @@ class Codec:
             raise BadUserInput(f"invalid key value: {exc}") from None
 
     def key(self, node: NodeType, values: Mapping[str, Any]) -> ItemKey:
-        """The key of ``node`` for its key placeholder values (validated)."""
+        """The key of ``node`` for its key placeholder values (validated); a located type's
+        (:attr:`model.NodeType.located`) without its sort key's values is known by its
+        partition (:class:`graph.keys.Located`)."""
+        located = node.located and any(values.get(n) is None for n in node.sk.placeholders)
+        names = node.pk.placeholders if located else node.key_fields
         checked = dict(values)
-        for name in node.key_fields:
+        for name in names:
             if name == "id" or node.fields[name].type.name == "ID":
                 checked[name] = self.valid_id(str(values.get(name, "")))
         pk = self.format(node.pk, checked)
+        if located:
+            sk: Any = Located(node.sk.literal_prefix, self._keeps_own(node))
+            return ItemKey(self.typed(self.layout.pk, pk) if self._typed else pk, sk)
         sk = pk if node.single else self.format(node.sk, checked)
         if self._typed:
             return ItemKey(self.typed(self.layout.pk, pk), self.typed(self.layout.sk, sk))
         return ItemKey(pk, sk)
+
+    def _keeps_own(self, node: NodeType) -> Callable[[Item], bool]:
+        """Whether an item of a located node's partition is the node's own."""
+        found = self._keeps.get(("own", node.name))
+        if found is None:
+            found = self._keeps[("own", node.name)] = lambda item: self.node_type(item) is node
+        return found
 
     def typed(self, attribute: str | None, text: Any) -> Any:
         """A key attribute's value from its text (a number for an N key, bytes for B)."""
@@ -116,6 +136,10 @@ class Codec:
         return raw
 
     def key_values(self, node: NodeType, key: ItemKey) -> dict[str, str] | None:
+        """The placeholder values of ``node``'s key (those its partition key holds, for a
+        located key; none of a run's), or None when the key is not of its shape."""
+        if type(key.sk) is Located:
+            return node.pk.parse(self.layout.text(key.pk))
         if self._typed:
             key = ItemKey(self.layout.text(key.pk), self.layout.text(key.sk))
         values = node.pk.parse(key.pk)
@@ -176,7 +200,8 @@ class Codec:
             pk, sk = self.layout.text(pk), self.layout.text(sk)
         if ref.type.single:
             return pk
-        raw = json.dumps([ref.type.name, pk, sk], separators=(",", ":"))
+        named = [ref.type.name, pk] if ref.type.located else [ref.type.name, pk, sk]
+        raw = json.dumps(named, separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     def from_global_id(self, raw: str) -> Ref | None:
@@ -202,13 +227,20 @@ class Codec:
         except (binascii.Error, ValueError, UnicodeDecodeError):
             return None
         if not (
-            isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)
+            isinstance(value, list)
+            and len(value) in (2, 3)
+            and all(isinstance(v, str) for v in value)
         ):
             return None
-        name, pk, sk = value
-        node = self.model.types.get(name)
-        if node is None:
+        node = self.model.types.get(value[0])
+        if node is None or (len(value) == 2) != node.located:
             return None
+        if node.located:  # known by its partition (global_id)
+            values = node.pk.parse(value[1])
+            if values is None:
+                raise BadUserInput("invalid global id: its key does not fit its type")
+            return Ref(node, self.key(node, values))
+        _, pk, sk = value
         key = ItemKey(self.typed(self.layout.pk, pk), self.typed(self.layout.sk, sk))
         values = self.key_values(node, key)
         if values is None:
@@ -237,8 +269,10 @@ class Codec:
             return one
 
         def each(value: Any) -> list[Ref] | None:
-            if value is None:
-                return None
+            if value is None:  # no attribute: no node (an empty list where one is promised)
+                return [] if field.type.non_null else None
+            if field.keys_of:  # a map: its keys, byte-wise (UTF-8 orders as code points)
+                value = sorted(value) if isinstance(value, dict) else ()
             return [r for r in map(one, sorted(value) if isinstance(value, set) else value) if r]
 
         return each
@@ -284,10 +318,10 @@ class Codec:
             if self._label is not None and self._label in item:
                 return None  # an edge item
         key = self.item_key(item)
-        if isinstance(key.pk, str) and key.pk.startswith(INTERNAL):  # idempotency, jobs
+        if internal(key):  # idempotency, jobs, clocks
             return None
         for node in self.model.types.values():
-            if self.key_values(node, key) is not None:
+            if not node.implicit and self.key_values(node, key) is not None:
                 if node.name in self._shared:
                     return None  # its key alone does not say which type
                 return node
@@ -328,7 +362,7 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return None
         key = self.item_key(item)
-        if key.pk == key.sk:  # a node's own item (or an idempotency record): an edge joins two keys
+        if key.pk == key.sk or key.sk == CLOCK_SK:  # a node's own item, or Edgewise's own
             return None
         for edge in model.edges.values():
             source, target = model.types[edge.source], model.types[edge.target]
@@ -364,7 +398,7 @@ class Codec:
     def _unexplained(self, item: Item, where: str) -> None:
         """An item a listing returned that no declaration of the model explains: skipped, and
         logged once per listing kind and process."""
-        if where in self._logged:
+        if where in self._logged or internal(self.item_key(item)):
             return
         self._logged.add(where)
         key = self.item_key(item)

@@ -13,6 +13,7 @@ import base64
 import binascii
 import heapq
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ from boto3.dynamodb.types import Binary
 
 from graph.dynamo.expressions import Expr
 from graph.errors import BadUserInput
-from graph.keys import ItemKey
+from graph.keys import ItemKey, Located
 from graph.table import Item, Layout, Table, to_dynamo
 from graph.watch import Watched
 from model import Bounds, Template
@@ -43,6 +44,8 @@ __all__ = [
     "narrowed",
     "positions",
 ]
+
+log = logging.getLogger("edgewise")
 
 UNKNOWN: Any = object()  # what :meth:`Reads.known_item` and ``known_page`` answer before a read
 
@@ -371,8 +374,38 @@ class Reads:
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
         if self.watched is not None:
             self.watched.keys.update(keys)
-        found = await self.table.get_many(keys, self.consistent)
-        return [found.get(key) for key in keys]
+        located = [key for key in keys if type(key.sk) is Located]
+        if not located:
+            found = await self.table.get_many(keys, self.consistent)
+            return [found.get(key) for key in keys]
+        exact = [key for key in keys if type(key.sk) is not Located]
+        found, owns = await asyncio.gather(
+            self.table.get_many(exact, self.consistent),
+            asyncio.gather(*map(self._locate, located)),
+        )
+        known: dict[ItemKey, Item | None] = {**found, **dict(zip(located, owns, strict=True))}
+        return [known.get(key) for key in keys]
+
+    async def _locate(self, key: ItemKey) -> Item | None:
+        """The item of a node known by its partition (:class:`graph.keys.Located`): one Query
+        of the partition on its sort key's prefix. Two such items are a data error: logged
+        with both keys, the first answered."""
+        sk = key.sk
+        assert isinstance(sk, Located)
+        listing = Listing(None, (Branch(key.pk, str(sk)),), keep=sk.keep)
+        items, _ = await self._branch(listing, listing.branches[0], 2, None)
+        if len(items) > 1:
+            first, second = (self.layout.item_key(i) for i in items)
+            log.error(
+                "two items of one node in partition %s=%r: %s=%r and %s=%r; answered the first",
+                self.layout.pk,
+                key.pk,
+                self.layout.sk,
+                first.sk,
+                self.layout.sk,
+                second.sk,
+            )
+        return self.prime(items[:1])[0] if items else None
 
     # ---- Query pages -----------------------------------------------------------------------
 

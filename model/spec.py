@@ -20,6 +20,7 @@ __all__ = [
     "IndexSpec",
     "KeyAttribute",
     "KeyPair",
+    "KeysOfSpec",
     "ModelSpec",
     "MutationSpec",
     "Names",
@@ -243,6 +244,16 @@ class RefSpec(Spec):
     holds: Literal["key"] = Field(description="`key`: the value is the target's key itself.")
 
 
+class KeysOfSpec(Spec):
+    """A reference per key of a map attribute: the map's keys are the targets' ids."""
+
+    keys_of: str = Field(
+        description="The field over the map attribute (a JSON field) whose keys name the "
+        "targets (`organizationRoles: {org1: admin}`): the targets come in the keys' byte-wise "
+        "order, read in one wave, and a key with no item is left out."
+    )
+
+
 class MaterializeSpec(Spec):
     """A replica of a path: one item per instance of the path, in the start's partition, kept
     exact by every write Edgewise makes (MODELS.md, "Replicas of a path")."""
@@ -288,14 +299,16 @@ class FieldSpec(Spec):
     copy_of: str | None = Field(
         None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."
     )
-    ref: str | RefSpec | dict[str, str] | None = Field(
+    ref: str | RefSpec | KeysOfSpec | dict[str, str] | None = Field(
         None,
         union_mode="left_to_right",
         description="A reference to the node of the field's type: `productId` (the field "
         "holding the value of its one key placeholder; a list or set holds one per element), "
         "`{field: customerID, holds: key}` (the field holds the target's key itself, "
-        "`customerID#VINET`), or `{orderId: orderId, id: itemId}` (a composite key: each "
-        "placeholder from a field).",
+        "`customerID#VINET`), `{orderId: orderId, id: itemId}` (a composite key: each "
+        "placeholder from a field), or `{keysOf: organizationRoles}` (a list type, "
+        '`"[Org!]!"`: one node per key of that map field, in the keys\' byte-wise order, a key '
+        "with no item left out).",
     )
     first: str | None = Field(None, description="The first item of this collection, in its order.")
     sum: str | None = Field(None, description="A sum over a collection: `collection.field`.")
@@ -391,7 +404,11 @@ class Names(Spec):
 class ParentSpec(Spec):
     """The parent of a child type, whose items live in the parent's partition."""
 
-    type: str = Field(description="The parent node type.")
+    type: str = Field(
+        description="The parent node type, one node per partition: a one-template key, a "
+        "constant sort key, or `{id}` in its pk and other fields in its sk (found by a Query "
+        "of its partition); an implicit type too (its collections read its partition)."
+    )
     field: str = Field(description="The field on the child that leads to its parent.")
     collection: str = Field(description="The connection on the parent that lists the children.")
     order: Order = Field(
@@ -409,7 +426,13 @@ class ParentSpec(Spec):
 class TypeSpec(Spec):
     """A node type (or a child type): one kind of item, its key templates and its fields."""
 
-    key: str | KeyPair = Field(description="One template (partition key = sort key) or {pk, sk}.")
+    key: str | KeyPair = Field(
+        description="One template (partition key = sort key) or {pk, sk}. With `{id}` in pk and "
+        'other fields in sk (`{pk: "o#{id}", sk: "c#{customerId}"}`) the type is known by its '
+        "partition: `order(id:)` is one Query on the sort key's literal prefix. Placeholders may "
+        "follow each other in sk (`account#{name}{id}`) where each is stored in its own "
+        "attribute, which reads take the values from."
+    )
     description: str | None = Field(None, description="The GraphQL type's description.")
     type_value: str | None = Field(
         None, description="Value of the type attribute on this type's items (default: the name)."
@@ -436,7 +459,9 @@ class TypeSpec(Spec):
         False,
         description="No item of its own: a node exists while items are keyed under it (the "
         "partition of its children or edges). Looked up without a read; no create, update or "
-        "delete mutation; edges to it are added and removed as usual.",
+        "delete mutation; edges to it are added and removed as usual; it may be a parent and "
+        "never counts as an overlap. On a replicated path its clock lives in its partition "
+        "(sort key `~edgewise`).",
     )
     node: bool = Field(
         True,
@@ -511,7 +536,9 @@ class SortSpec(Spec):
     """The sort-key condition of an access pattern."""
 
     template: str = Field(
-        description="The index's sort-key template, placeholders filled by arguments or the parent."
+        description="The index's sort-key template, placeholders filled by arguments or the "
+        "parent. A run of placeholders with no text between them (`account#{name}{id}`) is "
+        "matched exactly: the longest prefix, then the items whose attributes equal the values."
     )
     between: tuple[GraphQLName, GraphQLName] | None = Field(
         None, description="Two optional arguments bounding the first free placeholder."

@@ -11,6 +11,7 @@ from .templates import Template
 from .values import Access, Replica, Walk, Where
 
 __all__ = [
+    "CLOCK_SK",
     "INTERNAL",
     "JOB_PREFIX",
     "RECORD_EXPIRES",
@@ -40,6 +41,10 @@ SHARD = "shard"
 RECORD_PREFIX = "~idempotency#"
 JOB_PREFIX = "~replicas#"  # graph.writes.pending: jobs of replicas written in steps
 INTERNAL = (RECORD_PREFIX, JOB_PREFIX)  # partitions of Edgewise's own items, never nodes
+# The sort key of the item holding the replicas' clock and pending mark of a start that has no
+# item of its own (an implicit type), in its partition (graph.writes.replicas); no key template
+# of a model matches it, and readers that list partitions or tables leave it out.
+CLOCK_SK = "~edgewise"
 RECORD_EXPIRES = "edgewiseExpiresAt"  # the table's TTL attribute: epoch seconds
 
 FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp", "path"]
@@ -115,6 +120,7 @@ class Field:
     link: tuple[tuple[str, str], ...] = ()  # ref to a composite key: (placeholder, field)
     entries: str | None = None  # a map of maps: the stored object's field holding each key
     from_key: bool = False  # key: read from the key alone, never written to ``attribute``
+    keys_of: bool = False  # ref: ``source`` is a map whose keys are the targets' ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +178,28 @@ class NodeType:
     node: bool = True  # implements Node: a global id, node(id:), a root lookup
     expose: tuple[str, ...] | None = None  # the GraphQL fields in order; None: every one
     implicit: bool = False  # no item of its own: exists while items are keyed under it
+
+    @cached_property
+    def located(self) -> bool:
+        """Keyed by more than its id: ``{id}`` in the partition key and other fields in the sort
+        key (``{pk: "o#{id}", sk: "c#{customerId}"}``), so its item is found by a Query of its
+        partition on the sort key's literal prefix, its id alone (and its children) by its
+        partition key alone."""
+        return (
+            not self.single
+            and "id" in self.pk.placeholders
+            and bool(set(self.sk.placeholders) - set(self.pk.placeholders))
+        )
+
+    @cached_property
+    def unparsed(self) -> frozenset[str]:
+        """Key fields a key alone may not give: those of a run (``{name}{id}``: their own
+        attributes hold them) and, on a located type, those of the sort key (a node known by
+        its partition: its item's key holds them)."""
+        names = self.pk.runs | self.sk.runs
+        if self.located:
+            names |= set(self.sk.placeholders) - set(self.pk.placeholders)
+        return frozenset(names)
 
     @cached_property
     def keyed(self) -> frozenset[str]:

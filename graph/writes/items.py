@@ -115,8 +115,11 @@ class Items:
         """Field values (GraphQL names) of a stored item, key placeholders included."""
         values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
         for name, f in node.fields.items():
-            if f.kind in ("value", "stamp") and f.attribute in item:
+            unsplit = f.kind == "key" and name not in values  # of a run: its own attribute
+            if (f.kind in ("value", "stamp") or unsplit) and f.attribute in item:
                 values[name] = item[f.attribute]
+        if "id" in node.key_fields and "id" not in values and "id" in item:
+            values["id"] = item["id"]  # in a run, stored by storeKeyFields
         return values
 
     def owned(self, node: NodeType, attribute: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from graph.items import Ref
-from graph.keys import ItemKey, new_id
+from graph.keys import ItemKey, Located, new_id
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
 from graph.table import Item
@@ -39,18 +39,25 @@ async def create(writer: Committer, node: NodeType, values: Mapping[str, Any]) -
     if "id" in node.key_fields and values.get("id") is None:
         values["id"] = new_id()
     item = writer.items.node_item(node, values, now_iso())
+    if writer.upkeep is not None:  # no incoming edge yet: its digests are known, zero
+        item |= writer.upkeep.digests(node)
     key = writer.layout.item_key(item)
     check_size(f"{node.name} {describe(node, key)}", item, node.fields)
 
     taken = Conflict(f"{node.name} {describe(node, key)} already exists")
     actions = [writer.put_action(item, "attribute_not_exists({pk})", lambda _old: taken)]
     actions += claims(writer, node, key, {}, values)
-    if node.parent is not None:
+    parent = writer.model.types[node.parent.type] if node.parent is not None else None
+    if parent is not None and not parent.implicit:  # an implicit parent has no item to check
         parent_key = writer.items.parent_key(node, key)
-        missing = NotFound(f"{node.parent.type} {parent_key.pk} does not exist")
+        missing = NotFound(f"{parent.name} {parent_key.pk} does not exist")
+        if type(parent_key.sk) is Located:  # known by its partition: its item's key
+            found = await Reads(writer.table, consistent=True).items.load(parent_key)
+            if found is None:
+                raise missing
+            parent_key = writer.layout.item_key(found)
         counter = node.parent_counter
         adds = {counter: 1} if counter else None
-        parent = writer.model.types[node.parent.type]
         actions.append(writer.exists_action(parent_key, lambda _o: missing, adds=adds, node=parent))
     if writer.upkeep is not None and writer.upkeep.names(node):  # it may start a replica
         delta = await writer.upkeep.change_ref(Ref(node, key), None, item)
@@ -298,12 +305,10 @@ async def find_child(
         return None  # a value no key of this type can hold
     listing = Listing(None, (Branch(partition, prefix),))
     for item in await Reads(writer.table).alls.load(listing):
-        found = codec.key_values(node, writer.layout.item_key(item))
-        if (
-            found is not None
-            and codec.node_type(item) is node
-            and all(found.get(k) == str(v) for k, v in values.items())
-        ):
+        if codec.node_type(item) is not node:
+            continue
+        found = writer.items.values_of(node, item)  # a run's values: from their attributes
+        if all(str(found.get(k)) == str(v) for k, v in values.items()):
             return item
     return None
 

@@ -17,7 +17,17 @@ from ..types import (
     TypeRef,
 )
 
-__all__ = ["Path", "Problem", "camel", "did_you_mean", "lower_first", "singular", "upper_first"]
+__all__ = [
+    "Path",
+    "Problem",
+    "camel",
+    "did_you_mean",
+    "located_key",
+    "lower_first",
+    "singular",
+    "split_key",
+    "upper_first",
+]
 
 
 Path = tuple[str | int, ...]
@@ -56,6 +66,25 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
         return f"did you mean {close[0]!r}?"
     known = ", ".join(sorted(choices)) or "none"
     return f"use one of: {known}"
+
+
+def split_key(key: s.KeyPair) -> bool:
+    """Whether a pair of templates has sort-key placeholders its partition key has not (so a
+    partition may hold several items of the type)."""
+    try:
+        pk, sk = Template.compile(key.pk), Template.compile(key.sk, runs=True)
+    except TemplateSyntaxError:
+        return False
+    return bool(set(sk.placeholders) - set(pk.placeholders))
+
+
+def located_key(key: s.KeyPair) -> bool:
+    """Whether a pair of templates keys a type by more than its id (``NodeType.located``)."""
+    try:
+        pk = Template.compile(key.pk)
+    except TemplateSyntaxError:
+        return False
+    return "id" in pk.placeholders and split_key(key)
 
 
 class _Base:
@@ -112,12 +141,52 @@ class _Base:
     def problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem(path, message))
 
-    def template(self, path: Path, text: str) -> Template | None:
+    def template(self, path: Path, text: str, runs: bool = False) -> Template | None:
+        """``runs``: placeholders may follow each other (``{name}{id}``) where their values are
+        read from their own attributes (:meth:`check_runs`)."""
         try:
-            return Template.compile(text, self.file.table.key_casing)
+            return Template.compile(text, self.file.table.key_casing, runs)
         except TemplateSyntaxError as exc:
             self.problem(path, str(exc))
             return None
+
+    def stored(self, fields: Mapping[str, Field], declared: Iterable[str]) -> set[str]:
+        """The fields of a type whose values its items hold in attributes of their own: its
+        stored values, and its key fields where the file declares them or
+        ``storeKeyFields`` writes them (``id`` too)."""
+        keep = self.file.table.store_key_fields
+        names = {
+            n
+            for n, f in fields.items()
+            if f.kind in ("value", "stamp") or (f.kind == "key" and (keep or n in declared))
+        }
+        return names | {"id"} if keep else names
+
+    def check_runs(self, path: Path, template: Template, stored: set[str]) -> None:
+        """Placeholders with no text between them (a run, ``{name}{id}``): the key cannot be
+        split, so each value must also be in an attribute of its own."""
+        unstored = [n for n in template.placeholders if n in template.runs and n not in stored]
+        if not unstored:
+            return
+        groups: list[list[str]] = []
+        after_placeholder = False
+        for part in template.parts:
+            if not isinstance(part, str) and after_placeholder:
+                groups[-1].append(part.name)
+            elif not isinstance(part, str):
+                groups.append([part.name])
+            after_placeholder = not isinstance(part, str)
+        run = ", ".join(
+            "".join(f"{{{n}}}" for n in g) for g in groups if len(g) > 1 and set(g) & set(unstored)
+        )
+        names = ", ".join(f"{{{n}}}" for n in unstored)
+        self.problem(
+            path,
+            f"{template.text!r}: {run} has no text between them, so the key cannot be split and "
+            f"each value is read from its own attribute, which {names} has not; put a separator "
+            "such as # between them, or store it (declare the field; for {id}, "
+            "table.storeKeyFields: true)",
+        )
 
     def typed_key(
         self, where: Path, template: Template, attribute: str, fields: Mapping[str, Field]

@@ -29,7 +29,17 @@ from ..types import (
 )
 
 __all__ = ["compile_model"]
-from .base import Path, Problem, camel, did_you_mean, lower_first, singular, upper_first
+from .base import (
+    Path,
+    Problem,
+    camel,
+    did_you_mean,
+    located_key,
+    lower_first,
+    singular,
+    split_key,
+    upper_first,
+)
 from .checks import _Checks
 from .objects import _Objects
 from .queries import _Queries
@@ -56,7 +66,7 @@ class _Compiler(_Checks, _Queries, _Objects):
             single = True
         else:
             pk = self.template((*path, "key", "pk"), t.key.pk)
-            sk = self.template((*path, "key", "sk"), t.key.sk)
+            sk = self.template((*path, "key", "sk"), t.key.sk, runs=True)
             single = False
         if pk is None or sk is None:
             return None
@@ -107,6 +117,8 @@ class _Compiler(_Checks, _Queries, _Objects):
                         f"{name} is implicit (no item of its own), so {field_name} is null "
                         f"where nothing is stored; make it nullable: {f.type.nullable()}",
                     )
+        stored = self.stored(fields, t.fields)
+        self.check_runs((*path, "key", "sk"), sk, stored)
         where = (*path, "key") if single else (*path, "key", "pk")
         self.typed_key(where, pk, self.pk, fields)
         self.typed_key(where if single else (*path, "key", "sk"), sk, self.sk, fields)
@@ -125,7 +137,7 @@ class _Compiler(_Checks, _Queries, _Objects):
             for field_name, f in fields.items():
                 if f.kind == "value" and f.attribute in stamps:
                     fields[field_name] = replace(f, kind="stamp")
-        writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, shards_allowed=True)
+        writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, True, stored)
         lookup = lower_first(name)
         names = {
             "lookup": t.names.lookup or lookup,
@@ -179,13 +191,22 @@ class _Compiler(_Checks, _Queries, _Objects):
             )
             return None, ()
         parent_text = parent_spec.key if isinstance(parent_spec.key, str) else parent_spec.key.pk
-        if not isinstance(parent_spec.key, str) and "{" in parent_spec.key.sk:
+        located = not isinstance(parent_spec.key, str) and located_key(parent_spec.key)
+        if not isinstance(parent_spec.key, str) and not located and split_key(parent_spec.key):
             self.problem(
                 (*path, "type"),
-                "a parent has a one-template key such as 'ORDER#{id}', or a constant sort key "
-                "such as {pk: 'ORDER#{id}', sk: ORDER}",
+                "a parent is one node per partition: a one-template key such as 'ORDER#{id}', "
+                "a constant sort key such as {pk: 'ORDER#{id}', sk: ORDER}, or {id} in its pk "
+                "and other fields in its sk, {pk: 'o#{id}', sk: 'c#{customerId}'}",
             )
             return None, ()
+        if t.parent.count == "counter" and (parent_spec.implicit or located):
+            why = (
+                "is implicit (no item to hold a counter)"
+                if parent_spec.implicit
+                else "is found by a Query of its partition (its key is not known to count on)"
+            )
+            self.problem((*path, "count"), f"{t.parent.type} {why}; write `count: query`")
         if isinstance(t.key, str):
             self.problem(("types", name, "key"), "a child's key is {pk, sk}: pk the parent's key")
             return None, ()
@@ -333,8 +354,12 @@ class _Compiler(_Checks, _Queries, _Objects):
         writes: Mapping[str, s.IndexKeys],
         placeholders: set[str],
         shards_allowed: bool,
+        stored: set[str] | None = None,
     ) -> tuple[IndexWrite, ...]:
+        """The index writes of a type (``stored``: its fields held in attributes of their own,
+        which a run of placeholders may hold) or an edge."""
         out = []
+        runs = stored is not None
         for index_name, keys in writes.items():
             where = (*path, "indexes", index_name)
             index = self.indexes.get(index_name)
@@ -345,10 +370,13 @@ class _Compiler(_Checks, _Queries, _Objects):
                     "(declare it under table.indexes)",
                 )
                 continue
-            pk = self.template((*where, "pk"), keys.pk)
-            sk = self.template((*where, "sk"), keys.sk) if keys.sk is not None else None
+            pk = self.template((*where, "pk"), keys.pk, runs)
+            sk = self.template((*where, "sk"), keys.sk, runs) if keys.sk is not None else None
             if pk is None or (keys.sk is not None and sk is None):
                 continue
+            for part, template in (("pk", pk), ("sk", sk)):
+                if template is not None and stored is not None:
+                    self.check_runs((*where, part), template, stored)
             if (sk is None) != (index.sk is None):
                 self.problem(
                     where,
@@ -553,6 +581,31 @@ class _Compiler(_Checks, _Queries, _Objects):
                 return None
             return Field(
                 name, type_, attribute, "ref", decl.description, target=type_.name, link=link
+            )
+        if isinstance(decl.ref, s.KeysOfSpec):  # one target per key of a map
+            if not type_.list:
+                self.problem(
+                    (*path, "type"),
+                    f"a ref over a map's keys names several nodes; write `type: "
+                    f'"[{type_.name}!]!"`',
+                )
+                return None
+            if len(placeholders) != 1:
+                self.problem(
+                    where,
+                    f"{type_.name}'s key has {{{'}, {'.join(placeholders)}}}: a map's keys name "
+                    "nodes whose key has one placeholder",
+                )
+                return None
+            return Field(
+                name,
+                type_,
+                attribute,
+                "ref",
+                decl.description,
+                target=type_.name,
+                source=decl.ref.keys_of,
+                keys_of=True,
             )
         holds = isinstance(decl.ref, s.RefSpec)
         source = decl.ref.field if isinstance(decl.ref, s.RefSpec) else decl.ref

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..types import INTERNAL
+from ..types import CLOCK_SK, INTERNAL
 from .libraries import ELECTRODB, TYPE_ATTRIBUTES, electro_prefix, library_of
 from .table import InferError, TableInfo
 from .values import (
@@ -123,8 +123,11 @@ class Shapes:
         self.faceted = facets is not None  # rows named by their facets, not a type attribute
         self.origin = origin  # the header's first line, when not a sample of a live table
         self.notes: list[str] = []
-        raw = [  # idempotency records are Edgewise's own, not the graph's
-            i for i in raw if not str(i.get(info.pk, {}).get("S", "")).startswith(INTERNAL)
+        raw = [  # idempotency records, replicas' jobs and clocks are Edgewise's own
+            i
+            for i in raw
+            if not str(i.get(info.pk, {}).get("S", "")).startswith(INTERNAL)
+            and (info.sk is None or i.get(info.sk, {}).get("S") != CLOCK_SK)
         ]
         if info.sk is None:
             raise InferError(

@@ -164,24 +164,44 @@ def _path_cost(model: Model, walk: Walk) -> str:
     )
 
 
+def _lookup_cost(model: Model, node: NodeType) -> str:
+    if node.implicit:
+        return "no read (no item of its own: answered from its key)"
+    if node.located:  # known by its partition: MODELS.md, parents keyed by more than their id
+        prefix = node.sk.literal_prefix
+        return (
+            f"Query the table, begins_with({model.sort_key}, {prefix!r}), Limit 2 (a second "
+            "match is a data error, logged; with its wave)"
+        )
+    return "GetItem (BatchGetItem with its wave)"
+
+
 def access_patterns(model: Model) -> list[tuple[str, str]]:
     """(GraphQL field, DynamoDB cost) for every way the schema reads."""
     rows: list[tuple[str, str]] = []
     codec = Codec(model)
     table = Index(None, model.partition_key, model.sort_key)
     for node in model.types.values():
-        args = "id:" if node.single else ", ".join(f"{k}:" for k in node.key_fields)
-        rows.append((f"{node.names['lookup']}({args})", "GetItem (BatchGetItem with its wave)"))
+        keys = node.pk.placeholders if node.located else node.key_fields
+        args = "id:" if node.single else ", ".join(f"{k}:" for k in keys)
+        rows.append((f"{node.names['lookup']}({args})", _lookup_cost(model, node)))
         if node.parent is not None:
             fixed = {mine for mine, _ in node.parent.link}
             branch = Branch(node.pk.text, _shown(node.sk, fixed))
             if node.sk.placeholders and set(node.sk.placeholders) <= fixed:
                 branch = branch._replace(prefix="", low=node.sk.text, high=node.sk.text)
+            parent = model.types[node.parent.type]
             rows.append(
                 (
                     f"{node.parent.type}.{node.parent.collection}",
                     f"Query the table: {key_condition(table, branch)}"
-                    + " (a lookup of the parent reads it in the same Query)",
+                    + (
+                        ""
+                        if parent.implicit
+                        else " (in the same round as a lookup of the parent)"
+                        if parent.located
+                        else " (a lookup of the parent reads it in the same Query)"
+                    ),
                 )
             )
     for edge in model.edges.values():
@@ -208,7 +228,15 @@ def access_patterns(model: Model) -> list[tuple[str, str]]:
         rows.append((f"{name}({args})" if args else name, _query_cost(model, query)))
     for node in model.types.values():
         for f in node.fields.values():
-            if f.kind == "ref":
+            if f.kind == "ref" and f.keys_of:
+                rows.append(
+                    (
+                        f"{node.name}.{f.name}",
+                        f"BatchGetItem of the keys of {f.source}, batched with its wave, in "
+                        "key order (a key with no item left out)",
+                    )
+                )
+            elif f.kind == "ref":
                 rows.append((f"{node.name}.{f.name}", "BatchGetItem, batched with its wave"))
             elif f.kind == "path" and f.walk is not None:
                 args = "".join(f"({a}:)" for a, _ in f.arguments)

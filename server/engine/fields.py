@@ -22,6 +22,7 @@ from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.marks import is_marked
 from graph.reads import UNKNOWN, Page
+from graph.table import Item
 from model import Field, NodeType
 from server.engine import plan as planned
 from server.engine.context import Info, ModelContext
@@ -119,7 +120,8 @@ class Resolvers(Listings):
     def key_value(self, field: Field) -> Callable[..., Any]:
         """A key placeholder: its own attribute when the node's item is in hand and has one
         (a key may hold a cased or formatted copy), else parsed from the key, so it costs no
-        read; under ``keyCasing`` the item is read, since the key holds a cased copy. With
+        read; under ``keyCasing`` the item is read, since the key holds a cased copy, and so
+        is it for a placeholder the key alone does not give (``NodeType.unparsed``). With
         ``from: key``, parsed from the key whatever the item holds."""
         name, attribute = field.name, field.attribute
         convert = {"Int": int, "Float": float}.get(field.type.name, str)
@@ -133,7 +135,7 @@ class Resolvers(Listings):
             item = ref.item
             if item is None:
                 known = info.context.known(ref)
-                if known is UNKNOWN and cased:
+                if known is UNKNOWN and (cased or name in ref.type.unparsed):
                     return later(ref, info)
                 item = None if known is UNKNOWN else known
             if item is not None and item.get(attribute) is not None:
@@ -143,6 +145,8 @@ class Resolvers(Listings):
         def parse(ref: Ref, item: Any) -> Any:
             values = self.codec.key_values(ref.type, ref.key) or {}
             raw = values.get(name)
+            if raw is None and item is not None:  # a located node: its item's key holds it
+                raw = (self.codec.key_values(ref.type, self.codec.item_key(item)) or {}).get(name)
             try:
                 return None if raw is None else convert(raw)
             except ValueError:
@@ -178,8 +182,9 @@ class Resolvers(Listings):
         fields."""
         source_value = self.reference_source(field, owner)
         to_target = self.codec.to_target(field)
-        nullable = not field.type.non_null and not field.type.list
-        nullable = nullable and not self.model.types[field.target or ""].implicit
+        implicit = self.model.types[field.target or ""].implicit
+        nullable = not field.type.non_null and not field.type.list and not implicit
+        existing = field.keys_of and not implicit  # a key with no item is left out
 
         def resolve(ref: Ref, info: Info) -> Any:
             """At once when the value and (for a nullable reference) the node are in memory."""
@@ -191,6 +196,11 @@ class Resolvers(Listings):
             if found is None:
                 return None
             if isinstance(found, list):
+                if existing:
+                    items = [ctx.known(r) for r in found]
+                    if any(i is UNKNOWN for i in items):
+                        return later(ref, info, value)
+                    found = self._stored_only(found, items)
                 return found if ctx.scope is None else readable(found, ctx)
             if nullable:
                 item = ctx.known(found)
@@ -215,6 +225,9 @@ class Resolvers(Listings):
                 return None
             scope = info.context.scope
             if isinstance(found, list):
+                if existing:
+                    items = await info.context.reads.items.load_many([r.key for r in found])
+                    found = self._stored_only(found, items)
                 return found if scope is None else await readable(found, info.context)
             if scope is not None:
                 scope.can_read(found)  # started beside the read below
@@ -225,6 +238,17 @@ class Resolvers(Listings):
             return found if scope is None else await scope.checked(found)
 
         return resolve
+
+    def _stored_only(self, found: list[Ref], items: list[Item | None]) -> list[Ref]:
+        """The nodes whose item exists (of their type, and is not being deleted), each with
+        its item."""
+        kept = []
+        for ref, item in zip(found, items, strict=True):
+            item = self.codec.own(ref.type, item)
+            if item is not None and not is_marked(self.model, item):
+                ref.item = item
+                kept.append(ref)
+        return kept
 
     def reference_source(self, field: Field, owner: NodeType) -> Callable[..., Any]:
         """The value a reference names its node by, or a coroutine when the owner's item is

@@ -18,6 +18,7 @@ from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, narrowed, posit
 from graph.table import Item
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
+from model.values import KINDS, Comparison, Kind, Where, compared
 from server.engine.context import ModelContext
 
 __all__ = [
@@ -112,6 +113,7 @@ class Listings:
         parent = child.parent
         forward = parent.order == "asc"
         keep = self.codec.keeps_nodes(child)
+        exact = _exact(child.sk.runs, (child,))
 
         def conn(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values = self.codec.key_values(ref.type, ref.key) or {}
@@ -119,7 +121,14 @@ class Listings:
             given = _coarse_to_fine(parent.arguments, args)
             partition = _render(lambda: child.pk.format(link))
             branch = _branch(partition, child.sk, link | given, None, None)
-            listing = Listing(None, (branch,), forward, unmarked=self.unmarked, keep=keep)
+            listing = Listing(
+                None,
+                (branch,),
+                forward,
+                unmarked=self.unmarked,
+                keep=keep,
+                where=exact(given, None),
+            )
             whole = branch.prefix == child.sk.literal_prefix and branch.low is None
             counter = child.parent_counter if whole else None  # a filter is counted by Query
             return Conn(_page(listing, args), ref, counter, node=child)
@@ -166,6 +175,8 @@ class Listings:
         keep = self.codec.keeps_nodes(*results, sources=query.index.pk == self.model.sort_key)
         bounds = query.between or ()
         needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
+        runs = query.partition.runs | (query.sort.runs if query.sort is not None else frozenset())
+        exact = _exact(runs, results)
 
         def conn(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values: dict[str, Any] = dict(args)
@@ -197,6 +208,7 @@ class Listings:
                         _branch(partition, query.sort, s_values, low, high, query.exclusive)
                     )
             where = query.where.bound(args) if query.where is not None else None
+            where = exact(values | equal, where)
             listing = Listing(
                 index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep, where=where
             )
@@ -297,6 +309,33 @@ def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, An
     if item is UNKNOWN:
         raise ItemNeeded(f"{ref.type.name}'s item is needed")
     return {f.name: (item or {}).get(f.attribute) for f in wanted}
+
+
+def _exact(
+    runs: frozenset[str], nodes: tuple[NodeType, ...]
+) -> Callable[[dict[str, Any], Where | None], Where | None]:
+    """The test that makes a key condition on a run of placeholders (``account#{name}{id}``)
+    exact: a key prefix holds ``Acme`` for ``Acm`` + ``e…`` too, so the items whose own
+    attributes do not equal the values given are left out, by the listing's filter (counted
+    after it). Each placeholder of a run is stored in an attribute of its own (check-model)."""
+    tested: list[tuple[str, str, Kind]] = []
+    for name in sorted(runs):
+        field = next((n.fields[name] for n in nodes if name in n.fields), None)
+        attribute = field.attribute if field is not None else name  # `id` (storeKeyFields)
+        type_name = field.type.name if field is not None else "ID"
+        tested.append((name, attribute, KINDS.get(type_name, "string")))
+
+    def where(values: dict[str, Any], also: Where | None = None) -> Where | None:
+        tests = tuple(
+            Comparison(attribute, "eq", kind, compared(kind, values[name]))
+            for name, attribute, kind in tested
+            if values.get(name) is not None
+        )
+        if not tests:
+            return also
+        return Where(tests + (also.tests if also else ()), also.alternatives if also else ())
+
+    return where
 
 
 def _enum_of(node: NodeType, placeholder: str) -> str:

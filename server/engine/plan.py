@@ -380,7 +380,8 @@ async def prefetch(
                 assert find is not None
                 target = find(owner, info)
                 if isinstance(target, list):  # a reference per element of a list
-                    level += [(t, step.below) for t in target]
+                    exists = step.definition.origin.exists  # read: a missing one is left out
+                    level += [(t, _with_item(step.below) if exists else step.below) for t in target]
                     vias += [None] * len(target)
                 elif target is not None:
                     nullable = not isinstance(step.definition.type, GraphQLNonNull)

@@ -366,10 +366,12 @@ class _Builder:
         r = self.r
         type_ = self.output(f.type)
         args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
-        if f.kind == "key":
-            return ModelField(Origin(Kind.KEY), type_, None, r.key_value(f), f.description)
+        if f.kind == "key":  # read from the item where the key alone does not give it
+            kind = Kind.VALUE if f.name in node.unparsed else Kind.KEY
+            return ModelField(Origin(kind), type_, None, r.key_value(f), f.description)
         if f.kind == "ref":
-            origin = Origin(Kind.REFERENCE, target=r.reference_target(f, node))
+            exists = f.keys_of and not self.model.types[f.target or ""].implicit
+            origin = Origin(Kind.REFERENCE, target=r.reference_target(f, node), exists=exists)
             return ModelField(origin, type_, None, r.reference(f, node), f.description)
         if f.kind == "first":
             lister = listers[f.collection or ""]
@@ -450,7 +452,8 @@ class _Builder:
             if node.single:
                 args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
             else:
-                args = self.args([(k, key_type(node, k)) for k in node.key_fields], paged=False)
+                named = node.pk.placeholders if node.located else node.key_fields
+                args = self.args([(k, key_type(node, k)) for k in named], paged=False)
             fields[node.names["lookup"]] = ModelField(
                 Origin(Kind.LOOKUP),
                 self.objects[node.name],
