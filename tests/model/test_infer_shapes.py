@@ -373,7 +373,9 @@ def _readings() -> list[dict[str, Any]]:
                 }
             )
         for whole in (10, 20):
-            items.append({"DeviceId": device, "Seq": whole, "entity_type": "note", "text": f"n{whole}"})
+            items.append(
+                {"DeviceId": device, "Seq": whole, "entity_type": "note", "text": f"n{whole}"}
+            )
     return items
 
 
