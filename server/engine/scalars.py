@@ -10,7 +10,6 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import Binary
 from graphql import (
     GraphQLBoolean,
     GraphQLError,
@@ -23,6 +22,7 @@ from graphql import (
     ValueNode,
 )
 
+from graph.dynamo.values import Binary
 from model import TypeRef
 
 __all__ = ["BUILT_IN", "DATE", "DATETIME", "JSON", "WrongType", "from_graphql", "to_graphql"]
