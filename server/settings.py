@@ -1,6 +1,11 @@
 """The settings of one server process: one object, read from ``EDGEWISE_*`` environment
-variables (pydantic-settings) and overridden by ``edgewise serve``'s flags. Nothing else in
-``server/`` reads the environment, but for OpenTelemetry's own ``OTEL_*`` variables.
+variables and overridden by ``edgewise serve``'s flags. Nothing else in ``server/`` reads the
+environment, but for OpenTelemetry's own ``OTEL_*`` variables (and the DynamoDB client, AWS's
+``AWS_*``).
+
+A pydantic model reads its own ``EDGEWISE_*`` variables (:func:`environment`) rather than through
+pydantic-settings: that package's import and its per-field checks of each variable cost a cold
+Lambda start a third of a second, for what a dictionary comprehension does here.
 
 Each field is declared once, here: its type, default and ``description``, and a :class:`Flag`
 that says how the command line spells it. ``server/cli/flags.py`` builds every flag and its
@@ -14,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graph.dynamo.client import CLIENTS, DEFAULT_CLIENT
 from graph.errors import BadUserInput
@@ -91,13 +95,23 @@ def _limits_from_env() -> Limits:
 _LIMITS = ", ".join(name.upper() for name in Limits.__dataclass_fields__)
 
 
-class Settings(BaseSettings):
+def environment(
+    fields: Mapping[str, Any], environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The value of each field ``x`` of ``fields`` that ``EDGEWISE_X`` sets (the name in any
+    case; an empty value sets nothing), as text for pydantic to convert."""
+    found = {k.upper(): v for k, v in environ.items() if k[:9].upper() == ENV_PREFIX and v}
+    return {name: found[key] for name in fields if (key := ENV_PREFIX + name.upper()) in found}
+
+
+class Settings(BaseModel):
     """Every field ``x`` is also the environment variable ``EDGEWISE_X``; arguments given to
     the constructor win over the environment."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, frozen=True, env_ignore_empty=True, extra="forbid"
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __init__(self, **given: Any) -> None:
+        super().__init__(**(environment(type(self).model_fields) | given))
 
     # DynamoDB and the model
     dynamodb: Annotated[str, Flag(DATA, metavar="D")] = Field(
@@ -110,6 +124,11 @@ class Settings(BaseSettings):
     ] = Field(None, description="table name")
     model: Annotated[str, Flag(DATA, metavar="M")] = Field(
         "demo", description=f"a model file (YAML) or a shipped model: {', '.join(SHIPPED)}"
+    )
+    compiled: Annotated[Path | None, Flag(DATA, metavar="DIR")] = Field(
+        None,
+        description="a directory `edgewise build` wrote: the model is read compiled from it, "
+        "not from its file (refused when the file changed since)",
     )
     demo: Annotated[bool, Flag(DATA)] = Field(
         True, description="load the model's sample data into the embedded DynamoDB"
@@ -184,7 +203,6 @@ class Settings(BaseSettings):
     )
     cors_origins: Annotated[
         tuple[str, ...],
-        NoDecode,
         Flag(
             REQUESTS,
             name="--cors-origin",
