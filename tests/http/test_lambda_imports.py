@@ -44,8 +44,9 @@ NEVER = (
     "graph.dynamo.embedded",
     "moto",
 )
-# Not with the model compiled ahead of time (EDGEWISE_COMPILED): the model file's parser.
-PARSER = ("model.load", "model.spec", "yaml", "pydantic_settings")
+# Not with the model compiled ahead of time (EDGEWISE_COMPILED): the model file's parser, and so
+# no pydantic at all (the settings convert their own values).
+PARSER = ("model.load", "model.spec", "yaml", "pydantic", "pydantic_settings")
 
 CHILD = """
 import base64, json, sys
