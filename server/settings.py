@@ -17,6 +17,7 @@ pydantic-settings' per-variable checks cost another third of a second."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import types
 import typing
@@ -165,7 +166,7 @@ def _bool(value: Any) -> bool:
         return value
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and (text := value.strip().lower()) in _TRUE | _FALSE:
+    if isinstance(value, str) and (text := value.lower()) in _TRUE | _FALSE:
         return text in _TRUE
     raise ValueError("Input should be a valid boolean, unable to interpret input")
 
@@ -178,11 +179,14 @@ def _int(value: Any) -> int:
             return int(value.strip())
         except ValueError:
             try:
-                value = float(value)
+                number = float(value)
             except ValueError:
+                number = 0.5
+            if not number.is_integer():
                 raise ValueError(
                     "Input should be a valid integer, unable to parse string as an integer"
                 ) from None
+            return int(number)
     if isinstance(value, float):
         if value.is_integer():
             return int(value)
@@ -212,7 +216,7 @@ def _str(value: Any) -> str:
 def _path(value: Any) -> Path:
     if isinstance(value, str | Path):
         return Path(value)
-    raise ValueError("Input is not a valid path")
+    raise ValueError("Input is not a valid path for <class 'pathlib.Path'>")
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -238,8 +242,14 @@ def _convert(field: FieldInfo, value: Any, before: Callable[[Any], Any] | None) 
         converted = _CONVERTERS[kind](value)
     elif isinstance(kind, type) and isinstance(value, kind):
         converted = value
+    elif isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, dict):
+        try:
+            converted = kind(**value)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
     else:
-        raise ValueError(f"Input should be an instance of {getattr(kind, '__name__', kind)}")
+        name = getattr(kind, "__name__", kind)
+        raise ValueError(f"Input should be a dictionary or an instance of {name}")
     if field.ge is not None and converted < field.ge:
         raise ValueError(f"Input should be greater than or equal to {field.ge:g}")
     return converted
