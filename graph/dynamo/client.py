@@ -14,13 +14,13 @@ import asyncio
 import os
 import zlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graph.dynamo.plane import ControlPlane, DataPlane
-from graph.dynamo.wire import StaticCredentials, open_lean_client
+from graph.dynamo.wire import LeanClient, StaticCredentials, open_lean_client
 from graph.errors import EdgewiseError
 from graph.table import Layout
 from model.types import RECORD_EXPIRES
@@ -142,23 +142,33 @@ async def open_client(
             yield BotocoreClient(client)
         return
     found = _from_environment(endpoint)
-    if found is None:  # botocore's chain and resolver, as aioboto3 would have them
-        async with _aioboto3_client(endpoint, config) as (session, client):
-            url, region = str(client.meta.endpoint_url), str(client.meta.region_name)
-            credentials = await session.get_credentials()  # type: ignore[misc]
+    if found is not None:
+        url, region, credentials = found
+        async with _lean(url, region, credentials, config) as opened:
+            yield opened
+        return
+    # botocore's chain and resolver, as aioboto3 has them (its client kept open beside, as the
+    # session that refreshes the credentials expects)
+    async with _aioboto3_client(endpoint, config) as (session, client):
+        url, region = str(client.meta.endpoint_url), str(client.meta.region_name)
+        credentials = await session.get_credentials()  # type: ignore[misc]
         if endpoint.url is not None and credentials is None:
             credentials = StaticCredentials("edgewise", "edgewise")
-    else:
-        url, region, credentials = found
-    async with open_lean_client(
+        async with _lean(url, region, credentials, config) as opened:
+            yield opened
+
+
+def _lean(
+    url: str, region: str, credentials: Any, config: ClientConfig
+) -> AbstractAsyncContextManager[LeanClient]:
+    return open_lean_client(
         url,
         region or "us-east-1",
         credentials,
         connect_timeout=config.connect_timeout,
         read_timeout=config.read_timeout,
         pool=config.max_pool_connections,
-    ) as lean_client:
-        yield lean_client
+    )
 
 
 def _true(name: str) -> bool:
