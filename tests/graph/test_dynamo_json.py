@@ -161,7 +161,7 @@ ENCODED: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize("value", ENCODED, ids=repr)
+@pytest.mark.parametrize("value", ENCODED, ids=[type(v).__name__ for v in ENCODED])
 def test_each_value_encodes_as_type_serializer_does(value: Any) -> None:
     assert encode_value(value) == TypeSerializer().serialize(value)
     if isinstance(value, bytes):  # boto3's Binary, and ours, encode as the bytes they hold
@@ -169,7 +169,9 @@ def test_each_value_encodes_as_type_serializer_does(value: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", [1.5, Decimal("NaN"), Decimal("1.234567890123456789012345678901234567891"), object()]
+    "value",
+    [1.5, Decimal("NaN"), Decimal("1.234567890123456789012345678901234567891"), object()],
+    ids=["float", "nan", "39-digits", "object"],
 )
 def test_what_type_serializer_refuses_is_refused(value: Any) -> None:
     with pytest.raises(Exception) as theirs:
