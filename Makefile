@@ -80,10 +80,14 @@ wheel: $(STAMP) playground
 	$(BIN)/python -m build --no-isolation --outdir dist .
 
 # What deploy/template.yaml deploys (CodeUri: dist/lambda): the wheel, Mangum and every
-# dependency, as binary wheels for the Lambda runtime (Linux x86_64, Python 3.11).
+# dependency, as binary wheels for the Lambda runtime (Linux x86_64, Python 3.11), and the model
+# compiled by `edgewise build` into dist/lambda/compiled (EDGEWISE_COMPILED in the template), by
+# this checkout's code, which the wheel holds (a build by other code is refused at start).
+LAMBDA_MODEL ?= demo
 lambda: wheel
 	$(BIN)/pip install --quiet --target dist/lambda --implementation cp --python-version 3.11 \
 		--platform manylinux2014_x86_64 --only-binary=:all: "$$(ls dist/edgewise-*.whl)[lambda]"
+	$(BIN)/edgewise build --model $(LAMBDA_MODEL) --output dist/lambda/compiled
 
 # The documentation site (mkdocs.yml, sources in docs/) built into site/; strict: a broken link,
 # anchor or a page left out of the nav fails it. docs/hooks/model_reference.py generates the model

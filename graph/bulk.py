@@ -30,8 +30,7 @@ from decimal import Decimal, DecimalException
 from pathlib import Path
 from typing import IO, Any
 
-from boto3.dynamodb.types import DYNAMODB_CONTEXT
-
+from graph.dynamo.values import DYNAMODB_CONTEXT
 from graph.errors import BadUserInput
 from graph.table import Layout, Table, from_dynamo
 from graph.writes.idempotency import is_record

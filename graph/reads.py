@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
-from boto3.dynamodb.types import Binary
 
 from graph.dynamo.expressions import Expr
+from graph.dynamo.values import Binary
 from graph.errors import BadUserInput
 from graph.keys import ItemKey, Located
 from graph.table import Item, Layout, Table, to_dynamo

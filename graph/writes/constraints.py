@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import Binary
-
+from graph.dynamo.values import Binary
 from graph.errors import BadUserInput
 from model import Field
 

@@ -3,12 +3,12 @@ every section uses; names and suggestions."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import spec as s
+from ..common import camel, did_you_mean, lower_first, singular, upper_first
 from ..templates import Template, TemplateSyntaxError
 from ..types import (
     SCALARS,
@@ -37,35 +37,6 @@ Path = tuple[str | int, ...]
 class Problem:
     path: Path
     message: str
-
-
-def lower_first(name: str) -> str:
-    return name[:1].lower() + name[1:]
-
-
-def upper_first(name: str) -> str:
-    return name[:1].upper() + name[1:]
-
-
-def camel(label: str) -> str:
-    """``WORKS_AT`` -> ``WorksAt``."""
-    return "".join(part.capitalize() for part in label.lower().split("_") if part)
-
-
-def singular(name: str) -> str:
-    if name.endswith("ies"):
-        return name[:-3] + "y"
-    if name.endswith("s") and not name.endswith("ss"):
-        return name[:-1]
-    return name
-
-
-def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    if close:
-        return f"did you mean {close[0]!r}?"
-    known = ", ".join(sorted(choices)) or "none"
-    return f"use one of: {known}"
 
 
 def split_key(key: s.KeyPair) -> bool:

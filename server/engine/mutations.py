@@ -30,7 +30,7 @@ from graph.writes.items import now_iso
 from graph.writes.writer import Writer
 from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
-from model.compile import did_you_mean
+from model.common import did_you_mean
 from model.types import Mutation
 from server.engine.context import Info, ModelContext
 from server.engine.fields import EdgeValue, exposed, load_hook

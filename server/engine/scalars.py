@@ -12,7 +12,6 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
-from boto3.dynamodb.types import Binary
 from graphql import (
     GraphQLBoolean,
     GraphQLError,
@@ -25,6 +24,7 @@ from graphql import (
     ValueNode,
 )
 
+from graph.dynamo.values import Binary
 from graph.errors import BadUserInput
 from model import TypeRef
 from model.types import ObjectType

@@ -32,7 +32,7 @@ from graphql import (
 
 from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
-from model.compile import upper_first
+from model.common import upper_first
 from model.types import EdgeEnd, ObjectType
 from server.engine.fields import (
     Lister,
@@ -239,7 +239,7 @@ class _Builder:
         elif edge.reverse is not None:
             conn = self.edge_connection(edge, edge.reverse, edge.source)
         else:
-            from model.compile import camel
+            from model.common import camel
 
             stem = camel(edge.label)
             end = EdgeEnd("", False, None, None, f"{stem}Connection", f"{stem}Edge")
