@@ -72,7 +72,7 @@ def value_size(value: Any) -> int:
     if isinstance(value, int | float | Decimal):
         digits = Decimal(str(value)).normalize().as_tuple().digits  # zeros at both ends gone
         return (len(digits) + 1) // 2 + 1
-    if isinstance(value, Binary):
+    if isinstance(value, Binary) or type(value).__name__ == "Binary":  # boto3's too
         return len(value.value)
     if isinstance(value, bytes | bytearray):
         return len(value)
