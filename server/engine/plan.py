@@ -255,6 +255,8 @@ def start(info: Info, ref: Ref, chosen: Selection) -> Awaitable[Any] | None:
         if step.kind is Kind.SUM:
             _settle(ctx.reads.alls.load(conn.key.listing))
             continue
+        if step.count and conn.counter is None:  # a total counted by Query, not on the node
+            _settle(ctx.reads.counts.load(conn.key.listing))
         if step.definition.origin.connection and not step.paged:
             continue
         if step.kind in (Kind.ONE, Kind.FIRST):
