@@ -40,8 +40,10 @@ from server.engine.scalars import BUILT_IN
 
 __all__ = ["build_schema"]
 
-FIRST = "How many edges to return: 0 to 100, default 20."
+FIRST = "The first edges to return (after `after`): 0 to 100, default 20 unless `last` is given."
 AFTER = "Return the edges after this cursor."
+LAST = "The last edges to return (before `before`), read backward: 0 to 100; not with `first`."
+BEFORE = "Return the edges before this cursor."
 ID_HELP = "A bare id or a global id of this type."
 
 
@@ -66,14 +68,25 @@ class _Builder:
             {
                 "hasNextPage": GraphQLField(
                     GraphQLNonNull(GraphQLBoolean),
-                    description="Whether more edges follow this page.",
+                    description="Whether more edges follow this page: exact when paging "
+                    "forward (`first`), false when paging backward (`last`).",
+                ),
+                "hasPreviousPage": GraphQLField(
+                    GraphQLNonNull(GraphQLBoolean),
+                    description="Whether more edges come before this page: exact when paging "
+                    "backward (`last`), false when paging forward (`first`).",
+                ),
+                "startCursor": GraphQLField(
+                    GraphQLString,
+                    description="Pass as `before` to get the page before; null on an empty page.",
                 ),
                 "endCursor": GraphQLField(
                     GraphQLString,
                     description="Pass as `after` to get the next page; null on an empty page.",
                 ),
             },
-            description="Where a page of a connection ends.",
+            description="Where a page of a connection starts and ends (the Relay Cursor "
+            "Connections spec).",
         )
         self.objects: dict[str, GraphQLObjectType] = {}
         self.connections: dict[str, GraphQLObjectType] = {}
@@ -132,7 +145,8 @@ class _Builder:
                 "cursor": GraphQLField(
                     GraphQLNonNull(GraphQLString),
                     resolve=lambda e, _i: e.cursor,
-                    description="Opaque position of this edge; pass as `after` to continue.",
+                    description="Opaque position of this edge; pass as `after` or `before` to "
+                    "continue either way.",
                 ),
                 **extra,
                 "node": GraphQLField(
@@ -232,6 +246,8 @@ class _Builder:
         if paged:
             out["first"] = GraphQLArgument(GraphQLInt, description=FIRST)
             out["after"] = GraphQLArgument(GraphQLString, description=AFTER)
+            out["last"] = GraphQLArgument(GraphQLInt, description=LAST)
+            out["before"] = GraphQLArgument(GraphQLString, description=BEFORE)
         return out
 
     def listed(
