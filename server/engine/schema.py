@@ -32,6 +32,7 @@ from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
+from server.engine.federation import federated_query
 from server.engine.fields import Lister, Resolvers, exposed, load_hook, lookup, lookup_args
 from server.engine.kinds import Kind, ModelField, Origin
 from server.engine.mutations import key_type, mutation_type
@@ -520,10 +521,16 @@ def _is_type_of(name: str, value: Any, _info: Any) -> bool:
 
 
 def build_schema(
-    model: Model, codec: Codec, read_only: bool = False, subscriptions: bool = True
+    model: Model,
+    codec: Codec,
+    read_only: bool = False,
+    subscriptions: bool = True,
+    federation: bool = False,
 ) -> GraphQLSchema:
     """The model's schema; ``read_only``: no Mutation type; ``subscriptions``: a Subscription
-    type mirroring Query (left out where the table has no stream)."""
+    type mirroring Query (left out where the table has no stream); ``federation``: an Apollo
+    Federation v2 subgraph's (:mod:`server.engine.federation`), the same with ``_service`` and
+    ``_entities``."""
     builder = _Builder(model, codec)
     query = builder.query_type()
     mutation = None if read_only else mutation_type(builder)
@@ -531,4 +538,7 @@ def build_schema(
     types = [*builder.objects.values()]
     schema = GraphQLSchema(query, mutation, subscription, types=types)
     describe(schema, model, strict=not read_only)
+    if federation:
+        query = federated_query(query, schema, codec)
+        schema = GraphQLSchema(query, mutation, subscription, types=types)
     return schema

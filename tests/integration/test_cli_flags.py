@@ -71,7 +71,7 @@ FLAGS = {
     "--explain-forbidden --idempotency-ttl --cors-origin --persisted-queries "
     "--no-persisted-queries --persisted-queries-only --deadline --connect-timeout --read-timeout "
     "--client --subscriptions --no-subscriptions --pubsub --metrics --no-metrics --log-format "
-    "--shutdown-timeout --workers",
+    "--shutdown-timeout --workers --federation",
     "create-table": f"{CONNECTION} --print-cloudformation",
     "seed": f"{CONNECTION} --demo --users --groups --products --memberships --subscriptions "
     "--random-seed",
@@ -79,7 +79,7 @@ FLAGS = {
     "dump": CONNECTION,
     "rebuild": f"{CONNECTION} --field --dry-run",
     "relay": f"{CONNECTION} --pubsub --lease-ttl",
-    "export-schema": "--model --output",
+    "export-schema": "--model --output --federation",
     "check-model": CONNECTION,
     "infer": "--dynamodb --table --sample --output",
     "import-model": "--from --table --output",
