@@ -20,7 +20,7 @@ from server.cli.main import COMMANDS, build_parser
 from server.settings import Settings, flag_of
 
 ROOT = Path(__file__).resolve().parents[2]
-HELPERS = {"command", "flags", "main", "summary", "workers"}  # modules of server/cli/ but commands
+HELPERS = {"breaking", "command", "flags", "main", "summary", "workers"}  # modules of server/cli/ but commands
 SETTINGS = list(Settings.model_fields)
 FLAGGED = [name for name in SETTINGS if not flag_of(name).env_only]
 
@@ -80,7 +80,7 @@ FLAGS = {
     "rebuild": f"{CONNECTION} --field --dry-run",
     "relay": f"{CONNECTION} --pubsub --lease-ttl",
     "export-schema": "--model --output --federation",
-    "check-model": CONNECTION,
+    "check-model": f"{CONNECTION} --against",
     "infer": "--dynamodb --table --sample --output",
     "import-model": "--from --table --output",
     "model-schema": "",
