@@ -20,7 +20,8 @@ from server.cli.main import COMMANDS, build_parser
 from server.settings import Settings, flag_of
 
 ROOT = Path(__file__).resolve().parents[2]
-HELPERS = {"breaking", "command", "flags", "main", "summary", "workers"}  # modules of server/cli/ but commands
+# modules of server/cli/ but not commands
+HELPERS = {"breaking", "command", "flags", "main", "summary", "workers"}
 SETTINGS = list(Settings.model_fields)
 FLAGGED = [name for name in SETTINGS if not flag_of(name).env_only]
 
