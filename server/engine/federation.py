@@ -12,7 +12,12 @@ import re
 from typing import Any
 
 from graphql import (
+    DirectiveLocation,
     GraphQLArgument,
+    GraphQLBoolean,
+    GraphQLDirective,
+    GraphQLEnumType,
+    GraphQLEnumValue,
     GraphQLField,
     GraphQLList,
     GraphQLNonNull,
@@ -23,6 +28,7 @@ from graphql import (
     GraphQLUnionType,
     ValueNode,
     print_type,
+    specified_directives,
 )
 from graphql.utilities import value_from_ast_untyped
 
@@ -32,7 +38,7 @@ from server.engine.context import Info
 from server.engine.fields import lookup
 from server.engine.kinds import Kind, ModelField, Origin
 
-__all__ = ["FEDERATION", "federated_query", "subgraph_sdl"]
+__all__ = ["FEDERATION", "federated", "subgraph_sdl"]
 
 FEDERATION = "https://specs.apollo.dev/federation/v2.3"
 LINK = f'extend schema @link(url: "{FEDERATION}", import: ["@key", "@shareable"])'
@@ -89,10 +95,51 @@ ANY = GraphQLScalarType(
 )
 
 
-def federated_query(
-    query: GraphQLObjectType, schema: GraphQLSchema, codec: Codec
-) -> GraphQLObjectType:
-    """``query`` with ``_service`` and ``_entities``, for the schema built from it."""
+# what the subgraph specification adds to a Federation 2 subgraph's schema, beside its fields
+FIELD_SET = GraphQLScalarType("FieldSet", description="A selection of fields: an entity's key.")
+IMPORT = GraphQLScalarType("link__Import", description="A name @link imports.")
+PURPOSE = GraphQLEnumType(
+    "link__Purpose",
+    {
+        "SECURITY": GraphQLEnumValue(description="Metadata to resolve fields securely."),
+        "EXECUTION": GraphQLEnumValue(description="Metadata to execute operations."),
+    },
+    description="Why a feature is linked.",
+)
+DIRECTIVES = [
+    GraphQLDirective(
+        "link",
+        [DirectiveLocation.SCHEMA],
+        {
+            "url": GraphQLArgument(GraphQLNonNull(GraphQLString)),
+            "as": GraphQLArgument(GraphQLString),
+            "for": GraphQLArgument(PURPOSE),
+            "import": GraphQLArgument(GraphQLList(IMPORT)),
+        },
+        is_repeatable=True,
+    ),
+    GraphQLDirective(
+        "key",
+        [DirectiveLocation.OBJECT, DirectiveLocation.INTERFACE],
+        {
+            "fields": GraphQLArgument(GraphQLNonNull(FIELD_SET)),
+            "resolvable": GraphQLArgument(GraphQLBoolean, default_value=True),
+        },
+        is_repeatable=True,
+    ),
+    GraphQLDirective(
+        "shareable",
+        [DirectiveLocation.OBJECT, DirectiveLocation.FIELD_DEFINITION],
+        is_repeatable=True,
+    ),
+]
+
+
+def federated(schema: GraphQLSchema, codec: Codec) -> GraphQLSchema:
+    """``schema`` as a Federation 2 subgraph's: its Query with ``_service`` and ``_entities``,
+    and the definitions the subgraph specification adds."""
+    query = schema.query_type
+    assert query is not None
     entities = _entity_types(schema)
     service = GraphQLObjectType(
         "_Service",
@@ -127,7 +174,14 @@ def federated_query(
             "none (or the caller may not read it).",
         ),
     }
-    return GraphQLObjectType("Query", fields, description=query.description)
+    return GraphQLSchema(
+        GraphQLObjectType("Query", fields, description=query.description),
+        schema.mutation_type,
+        schema.subscription_type,
+        types=[t for t in schema.type_map.values() if t is not query]
+        + [FIELD_SET, IMPORT, PURPOSE],
+        directives=[*specified_directives, *DIRECTIVES],
+    )
 
 
 def _ref(codec: Codec, names: set[str], representation: Any) -> Ref | None:

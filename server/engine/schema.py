@@ -32,7 +32,7 @@ from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.compile import upper_first
 from model.types import EdgeEnd, ObjectType
-from server.engine.federation import federated_query
+from server.engine.federation import federated
 from server.engine.fields import Lister, Resolvers, exposed, load_hook, lookup, lookup_args
 from server.engine.kinds import Kind, ModelField, Origin
 from server.engine.mutations import key_type, mutation_type
@@ -538,7 +538,4 @@ def build_schema(
     types = [*builder.objects.values()]
     schema = GraphQLSchema(query, mutation, subscription, types=types)
     describe(schema, model, strict=not read_only)
-    if federation:
-        query = federated_query(query, schema, codec)
-        schema = GraphQLSchema(query, mutation, subscription, types=types)
-    return schema
+    return federated(schema, codec) if federation else schema

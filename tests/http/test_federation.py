@@ -51,6 +51,22 @@ async def test_service_answers_the_subgraph_sdl_export_schema_prints(
     assert "type Office {" in sdl  # not a node: no key
     assert "_entities" not in sdl and "_service" not in sdl and "_Any" not in sdl
     assert sdl == subgraph_sdl(engine_for("demo").schema().graphql_schema)
+    # the definitions the subgraph specification adds, seen by introspection
+    body = await gql(
+        federated,
+        '{ __schema { directives { name } } service: __type(name: "_Service") { fields { name } }'
+        ' entity: __type(name: "_Entity") { possibleTypes { name } } }',
+    )
+    data = body["data"]
+    assert {"key", "shareable", "link"} <= {d["name"] for d in data["__schema"]["directives"]}
+    assert data["service"]["fields"] == [{"name": "sdl"}]
+    assert {t["name"] for t in data["entity"]["possibleTypes"]} == {
+        "User",
+        "Group",
+        "Product",
+        "Organization",
+        "Ticket",
+    }
 
 
 async def test_production_answers_service_though_introspection_is_off(demo: Table) -> None:
