@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test docs playground audit dynalite browser redis schema clean bench fuzz soak wheel lambda
+.PHONY: serve test docs playground audit clients dynalite browser redis schema clean bench fuzz soak wheel lambda
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ tests/http/node_modules/.package-lock.json: tests/http/package.json tests/http/p
 
 audit: tests/http/node_modules/.package-lock.json
 
+# Node packages of tests/clients: Relay (relay-compiler, whose npm package holds its native binary,
+# and relay-runtime), Apollo Federation (@apollo/gateway, @apollo/subgraph, @apollo/server) and
+# graphql-schema-linter, for test_relay.py and test_federation.py.
+tests/clients/node_modules/.package-lock.json: tests/clients/package.json tests/clients/package-lock.json
+	cd tests/clients && npm ci --no-audit --no-fund --loglevel=error
+
+clients: tests/clients/node_modules/.package-lock.json
+
 # dynalite, a second DynamoDB-compatible server (in memory, no transactions), for the tests.
 tests/dynalite/node_modules/.package-lock.json: tests/dynalite/package.json tests/dynalite/package-lock.json
 	cd tests/dynalite && npm ci --no-audit --no-fund --loglevel=error
@@ -43,7 +51,7 @@ redis:
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
-test: $(STAMP) playground audit dynalite browser redis
+test: $(STAMP) playground audit clients dynalite browser redis
 	$(BIN)/ruff check graph server model models tests bench tools docs/hooks
 	$(BIN)/ruff format --check graph server model models tests bench tools docs/hooks
 	$(BIN)/mypy
@@ -100,4 +108,5 @@ schema: $(STAMP)
 	$(BIN)/edgewise export-schema --output schema.graphql
 
 clean:
-	rm -rf $(VENV) playground/node_modules tests/http/node_modules tests/dynalite/node_modules dist build site
+	rm -rf $(VENV) playground/node_modules tests/http/node_modules tests/clients/node_modules \
+		tests/dynalite/node_modules dist build site

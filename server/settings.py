@@ -404,6 +404,11 @@ class Settings:
         description="serve queries only: the schema has no mutations, and an endpoint without "
         "TransactWriteItems (e.g. dynalite) is accepted",
     )
+    federation: Annotated[bool, Flag(REQUESTS)] = Field(
+        False,
+        description="serve the API as an Apollo Federation v2 subgraph: Query._service "
+        "(the subgraph SDL, every node type an entity keyed by id) and Query._entities",
+    )
     explain_forbidden: Annotated[bool, Flag(REQUESTS)] = Field(
         False,
         description="development only: a node the caller may not read answers FORBIDDEN with "

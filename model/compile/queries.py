@@ -241,7 +241,7 @@ class _Queries(_Base):
         """The query's ``where`` over its types' stored fields; its ``arguments`` are added to
         ``arguments``."""
         declared: dict[str, TypeRef] = {}
-        taken = {a for a, _ in arguments} | {"first", "after"}
+        taken = {a for a, _ in arguments} | {"first", "after", "last", "before"}
         for arg, text in q.arguments.items():
             ref = self.type_ref((*path, "arguments", arg), text, False)
             if ref is None:

@@ -62,16 +62,22 @@ class Engine:
         return self.model.table
 
     def schema(
-        self, production: bool = False, read_only: bool = False, subscriptions: bool = True
+        self,
+        production: bool = False,
+        read_only: bool = False,
+        subscriptions: bool = True,
+        federation: bool = False,
     ) -> Any:
         """The schema to serve; ``read_only``: without its Mutation type; ``subscriptions``:
-        with its Subscription type. Built once per engine and variant, shared by every app of
-        the process."""
-        return self._schema(production, read_only, subscriptions)
+        with its Subscription type; ``federation``: as an Apollo Federation v2 subgraph. Built
+        once per engine and variant, shared by every app of the process."""
+        return self._schema(production, read_only, subscriptions, federation)
 
     @cache  # noqa: B019 (engines live as long as the process)
-    def _schema(self, production: bool, read_only: bool, subscriptions: bool) -> Any:
-        built = build_schema(self.model, self.codec, read_only, subscriptions)
+    def _schema(
+        self, production: bool, read_only: bool, subscriptions: bool, federation: bool
+    ) -> Any:
+        built = build_schema(self.model, self.codec, read_only, subscriptions, federation)
         if self.model.access is not None:
             built = guard(built, self.model.access)
         return ModelSchema(built, production)

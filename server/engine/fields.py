@@ -416,17 +416,10 @@ class Resolvers(Listings):
         page = info.context.reads.known_page(conn.key)
         if page is UNKNOWN:
             return self._page_info(conn, info)
-        return {
-            "hasNextPage": page.has_next,
-            "endCursor": page.cursors[-1] if page.cursors else None,
-        }
+        return _page_info(page)
 
     async def _page_info(self, conn: Conn, info: Info) -> dict[str, Any]:
-        page = await self.page(conn, info)
-        return {
-            "hasNextPage": page.has_next,
-            "endCursor": page.cursors[-1] if page.cursors else None,
-        }
+        return _page_info(await self.page(conn, info))
 
     def total_count(self, conn: Conn, info: Info) -> Any:
         reads = info.context.reads
@@ -454,6 +447,16 @@ class Resolvers(Listings):
             return self._convert(field, edge.node, edge.item.get(attribute))
 
         return resolve
+
+
+def _page_info(page: Page) -> dict[str, Any]:
+    cursors = page.cursors
+    return {
+        "hasNextPage": page.has_next,
+        "hasPreviousPage": page.has_previous,
+        "startCursor": cursors[0] if cursors else None,
+        "endCursor": cursors[-1] if cursors else None,
+    }
 
 
 def exposed(fields: dict[str, Any], names: tuple[str, ...] | None) -> dict[str, Any]:

@@ -74,10 +74,10 @@ class EdgeValue:
 Lister = Callable[[Ref, dict[str, Any], ModelContext], Conn]
 
 
-def check_first(first: int | None) -> int:
+def check_first(first: int | None, name: str = "first") -> int:
     first = DEFAULT_FIRST if first is None else first
     if not 0 <= first <= MAX_FIRST:
-        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
+        raise BadUserInput(f"{name} must be between 0 and {MAX_FIRST}, got {first}")
     return first
 
 
@@ -353,10 +353,18 @@ def _coarse_to_fine(names: tuple[str, ...], args: dict[str, Any]) -> dict[str, A
 
 
 def _page(listing: Listing, args: dict[str, Any]) -> PageKey:
-    """The page asked for; a bad cursor fails here, even where no page needs reading."""
-    after = args.get("after")
+    """The page asked for: ``first`` after ``after``, or ``last`` before ``before`` (read
+    backward), each bounded by the other cursor when both are given; a bad cursor fails here,
+    even where no page needs reading."""
+    first, last = args.get("first"), args.get("last")
+    after, before = args.get("after"), args.get("before")
     positions(listing, after)
-    return PageKey(listing, check_first(args.get("first")), after)
+    positions(listing, before)
+    if last is None:
+        return PageKey(listing, check_first(first), after, before)
+    if first is not None:
+        raise BadUserInput("pass first (paging forward) or last (backward), not both")
+    return PageKey(listing, check_first(last, "last"), after, before, backward=True)
 
 
 def _branch(

@@ -34,6 +34,7 @@ from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
 from model.common import upper_first
 from model.types import EdgeEnd, ObjectType
+from server.engine.federation import federated
 from server.engine.fields import (
     Lister,
     Resolvers,
@@ -50,8 +51,10 @@ from server.engine.scalars import BUILT_IN
 
 __all__ = ["build_schema"]
 
-FIRST = "How many edges to return: 0 to 100, default 20."
+FIRST = "The first edges to return (after `after`): 0 to 100, default 20 unless `last` is given."
 AFTER = "Return the edges after this cursor."
+LAST = "The last edges to return (before `before`), read backward: 0 to 100; not with `first`."
+BEFORE = "Return the edges before this cursor."
 ID_HELP = "A bare id or a global id of this type."
 
 
@@ -76,14 +79,25 @@ class _Builder:
             {
                 "hasNextPage": GraphQLField(
                     GraphQLNonNull(GraphQLBoolean),
-                    description="Whether more edges follow this page.",
+                    description="Whether more edges follow this page: exact when paging "
+                    "forward (`first`), false when paging backward (`last`).",
+                ),
+                "hasPreviousPage": GraphQLField(
+                    GraphQLNonNull(GraphQLBoolean),
+                    description="Whether more edges come before this page: exact when paging "
+                    "backward (`last`), false when paging forward (`first`).",
+                ),
+                "startCursor": GraphQLField(
+                    GraphQLString,
+                    description="Pass as `before` to get the page before; null on an empty page.",
                 ),
                 "endCursor": GraphQLField(
                     GraphQLString,
                     description="Pass as `after` to get the next page; null on an empty page.",
                 ),
             },
-            description="Where a page of a connection ends.",
+            description="Where a page of a connection starts and ends (the Relay Cursor "
+            "Connections spec).",
         )
         self.objects: dict[str, GraphQLObjectType] = {}
         self.connections: dict[str, GraphQLObjectType] = {}
@@ -155,7 +169,8 @@ class _Builder:
                 "cursor": GraphQLField(
                     GraphQLNonNull(GraphQLString),
                     resolve=lambda e, _i: e.cursor,
-                    description="Opaque position of this edge; pass as `after` to continue.",
+                    description="Opaque position of this edge; pass as `after` or `before` to "
+                    "continue either way.",
                 ),
                 **extra,
                 "node": GraphQLField(
@@ -255,6 +270,8 @@ class _Builder:
         if paged:
             out["first"] = GraphQLArgument(GraphQLInt, description=FIRST)
             out["after"] = GraphQLArgument(GraphQLString, description=AFTER)
+            out["last"] = GraphQLArgument(GraphQLInt, description=LAST)
+            out["before"] = GraphQLArgument(GraphQLString, description=BEFORE)
         return out
 
     def listed(
@@ -537,10 +554,16 @@ def _is_type_of(name: str, value: Any, _info: Any) -> bool:
 
 
 def build_schema(
-    model: Model, codec: Codec, read_only: bool = False, subscriptions: bool = True
+    model: Model,
+    codec: Codec,
+    read_only: bool = False,
+    subscriptions: bool = True,
+    federation: bool = False,
 ) -> GraphQLSchema:
     """The model's schema; ``read_only``: no Mutation type; ``subscriptions``: a Subscription
-    type mirroring Query (left out where the table has no stream)."""
+    type mirroring Query (left out where the table has no stream); ``federation``: an Apollo
+    Federation v2 subgraph's (:mod:`server.engine.federation`), the same with ``_service`` and
+    ``_entities``."""
     builder = _Builder(model, codec)
     query = builder.query_type()
     mutation = None if read_only else mutation_type(builder)
@@ -548,4 +571,4 @@ def build_schema(
     types = [*builder.objects.values()]
     schema = GraphQLSchema(query, mutation, subscription, types=types)
     describe(schema, model, strict=not read_only)
-    return schema
+    return federated(schema, codec) if federation else schema

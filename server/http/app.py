@@ -225,7 +225,9 @@ async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None
             "type (`edgewise create-table` turns the table's stream on)",
             table.name,
         )
-        state.schema = engine.schema(settings.production, settings.read_only, False)
+        state.schema = engine.schema(
+            settings.production, settings.read_only, False, settings.federation
+        )
         return None
     from server.live.pubsub import RedisChanges
     from server.live.queries import Hub
@@ -364,7 +366,7 @@ def create_app(
     app.state.authenticator = authenticator
     app.state.limits = limits or settings.limits
     app.state.schema = engine.schema(
-        settings.production, settings.read_only, settings.subscriptions
+        settings.production, settings.read_only, settings.subscriptions, settings.federation
     )
     app.state.live = None  # the live queries' hub, once the lifespan found the table's stream
     app.state.make_context = engine.context_factory(settings.explain_forbidden)

@@ -322,6 +322,18 @@ async def test_offices_filters_narrow_by_key_prefix(
         assert queries == (1 if not filters else 2), filters  # the page; with filters, a COUNT
 
 
+async def test_a_filtered_total_is_counted_in_the_lookups_own_round(
+    http: httpx.AsyncClient, offices: list[dict[str, Any]]
+) -> None:
+    query = 'query($c: String) { organization(id: "microsoft") { offices(country: $c) {'
+    query += " totalCount } } }"
+    body = await gql(http, query, {"c": "US"})
+    assert ok(body)["organization"]["offices"]["totalCount"] == 5
+    trace = body["extensions"]["dynamodb"]
+    # the organization's item and the COUNT Query of its filtered offices, started together
+    assert (trace["operations"], trace["rounds"]) == ({"BatchGetItem": 1, "Query": 1}, 1)
+
+
 async def test_offices_page_within_a_filter(
     http: httpx.AsyncClient, offices: list[dict[str, Any]]
 ) -> None:
