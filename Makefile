@@ -4,7 +4,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test docs playground audit dynalite browser redis schema clean bench fuzz soak wheel lambda
+.PHONY: serve test docs playground audit dynalite dynamodb-local java browser redis schema clean bench fuzz soak \
+	wheel lambda
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,18 @@ tests/dynalite/node_modules/.package-lock.json: tests/dynalite/package.json test
 
 dynalite: tests/dynalite/node_modules/.package-lock.json
 
+# DynamoDB Local, AWS's own emulator, for the tests: DynamoDBLocal.jar and DynamoDBLocal_lib/ as the
+# npm package amplify-dynamodb-simulator ships them (nothing downloaded at run time), on Debian's JRE.
+tests/dynamodb-local/node_modules/.package-lock.json: tests/dynamodb-local/package.json \
+		tests/dynamodb-local/package-lock.json
+	cd tests/dynamodb-local && npm ci --no-audit --no-fund --loglevel=error
+
+java:
+	@command -v java >/dev/null || { mkdir -p /usr/share/man/man1 && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
+
+dynamodb-local: java tests/dynamodb-local/node_modules/.package-lock.json
+
 # Headless Chromium for the playground test (Debian's package).
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -43,7 +56,7 @@ redis:
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
 
-test: $(STAMP) playground audit dynalite browser redis
+test: $(STAMP) playground audit dynalite dynamodb-local browser redis
 	$(BIN)/ruff check graph server model models tests bench tools docs/hooks
 	$(BIN)/ruff format --check graph server model models tests bench tools docs/hooks
 	$(BIN)/mypy
@@ -96,4 +109,5 @@ schema: $(STAMP)
 	$(BIN)/edgewise export-schema --output schema.graphql
 
 clean:
-	rm -rf $(VENV) playground/node_modules tests/http/node_modules tests/dynalite/node_modules dist build site
+	rm -rf $(VENV) playground/node_modules tests/http/node_modules tests/dynalite/node_modules \
+		tests/dynamodb-local/node_modules dist build site

@@ -13,6 +13,13 @@ from graph.table import Layout
 # `make test` sets for its second run of the data-plane suites.
 LEAN = os.environ.get("EDGEWISE_CLIENT", "lean").strip().lower() != "botocore"
 
+# The engine under the ``dynamodb`` fixture: moto unless EDGEWISE_TEST_ENGINE=local, which puts
+# DynamoDB Local in its place (`make test` sets it for its run of the suites that talk to DynamoDB).
+ENGINE = os.environ.get("EDGEWISE_TEST_ENGINE", "moto").strip().lower()
+if ENGINE not in ("moto", "local"):
+    raise ValueError(f"EDGEWISE_TEST_ENGINE={ENGINE!r}: use moto or local")
+LOCAL = ENGINE == "local"
+
 # The demo's table as CONTRACT.md has it (the demo model must agree: tests/engine checks it).
 DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})
 
