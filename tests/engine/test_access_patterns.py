@@ -10,6 +10,7 @@ in the layouts teams have, then served in-process from a model file written here
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, date, datetime
@@ -23,6 +24,7 @@ import pytest
 
 from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.expressions import Expr
 from graph.reads import Branch, Listing, PageKey, Reads
 from graph.table import Layout, Table
 from model import ModelError, parse_model
@@ -561,6 +563,20 @@ async def test_a_filter_expression_keeps_exactly_what_the_filter_holds_for(
 
 def _number(value: Any) -> Any:
     return Decimal(value) if isinstance(value, int) else value
+
+
+@pytest.mark.parametrize("where", FILTERS, ids=range(len(FILTERS)))
+def test_a_filter_expression_names_only_the_values_it_uses(where: Where) -> None:
+    """DynamoDB refuses a request whose ExpressionAttributeValues hold a value no expression
+    uses (``Value provided in ExpressionAttributeValues unused in expressions``); moto takes
+    it. Each comparison used to reserve the values of both its type test and its null test
+    and to use one or neither (``lte: $maxPoints`` left the NULL value unused)."""
+    bound = where.bound({"maxPoints": 5})
+    assert bound is not None
+    expr = Expr()
+    condition = expr.condition(bound, datetime.now(UTC))
+    assert set(re.findall(r":v[0-9]+", condition)) == set(expr.values), condition
+    assert set(re.findall(r"#n[0-9]+", condition)) == set(expr.names), condition
 
 
 def test_a_filter_leaves_out_what_its_arguments_do_not_give() -> None:
