@@ -385,7 +385,10 @@ class Reads:
             return {k: _value(self.layout.value(k, v)) for k, v in start.items()}
         return {k: {"S": v} for k, v in start.items()}
 
-    def _params(self, listing: Listing, branch: Branch) -> dict[str, Any]:
+    def _params(self, listing: Listing, branch: Branch) -> dict[str, Any] | None:
+        """The Query of one branch, or None when its range holds nothing: its low bound above
+        its high one, as DynamoDB compares them (strings by code point, numbers as numbers,
+        binary by byte). DynamoDB refuses such a BETWEEN; the answer is empty, as SQL's."""
         layout = self.layout
         hash_key, range_key = layout.keys(listing.index)
         expr = Expr()
@@ -393,6 +396,8 @@ class Reads:
         if layout.types.get(range_key or ""):  # a number or binary sort key: bounds, no prefix
             low, high = _typed_bound(layout, range_key, low), _typed_bound(layout, range_key, high)
             prefix = ""
+        if low is not None and high is not None and low > high:
+            return None
         if layout.types:
             partition = layout.value(hash_key, partition)
         condition = expr.key_condition(hash_key, partition, range_key, prefix, low, high)
@@ -431,7 +436,11 @@ class Reads:
         """Up to ``limit`` items of one branch from ``position``, and whether more follow.
         Items the listing does not keep, or its filter leaves out, are read past (the Query goes
         on), never answered."""
-        params = self._params(listing, branch) | {"Limit": limit}
+        query = self._params(listing, branch)
+        if query is None:
+            self._listed(listing, branch, [])
+            return [], False
+        params = query | {"Limit": limit}
         if position is not None:
             params["ExclusiveStartKey"] = self._start(listing.index, branch, position)
         keep = self._keeper(listing, branch)
@@ -529,7 +538,11 @@ class Reads:
         A listing that tests its items counts them by reading them, not by ``Select=COUNT``."""
         keep = self._keeper(listing, branch)
         count = count and keep is None
-        params = self._params(listing, branch) | ({"Select": "COUNT"} if count else {})
+        query = self._params(listing, branch)
+        if query is None:
+            self._listed(listing, branch, [])
+            return [], 0
+        params = query | ({"Select": "COUNT"} if count else {})
         items: list[Item] = []
         total = 0
         while True:

@@ -370,6 +370,23 @@ async def test_a_number_sort_key_is_read_and_bounded_as_a_number(team_http: Team
     assert again["data"]["node"] == {"orderId": 55}
 
 
+async def test_a_reversed_number_range_is_empty_and_sends_no_query(team_http: TeamTable) -> None:
+    """from 100 to 9 holds nothing (as numbers: as text "100" sorts before "9"); DynamoDB
+    refuses a BETWEEN whose low bound is above its high one, so none is sent."""
+    http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
+    body = await gql(
+        http,
+        '{ ordersOf(customerId: "Maria Anders", from: 100, to: 9) { totalCount '
+        "edges { node { orderId } } pageInfo { hasNextPage } } }",
+    )
+    assert body["data"]["ordersOf"] == {
+        "totalCount": 0,
+        "edges": [],
+        "pageInfo": {"hasNextPage": False},
+    }, body
+    assert body["extensions"]["dynamodb"]["requests"] == 0
+
+
 async def test_text_where_a_number_key_is_declared_is_bad_user_input(team_http: TeamTable) -> None:
     http = await team_http(NUMBERED, NUMBERED_TABLE, NUMBERED_ITEMS)
     raw = json.dumps(["CustomerOrder", "Maria Anders", "55x"], separators=(",", ":"))
