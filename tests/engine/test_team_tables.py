@@ -56,7 +56,7 @@ def _table(
 # date on an edge), so an index partition holds the node's own item beside its incoming edges.
 HR = """
 table:
-  name: hr
+  name: hr-table
   partitionKey: PK
   sortKey: SK
   typeAttribute: type
@@ -77,7 +77,9 @@ edges:
     forward: projects
     reverse: {field: members, index: GSI_1}
 """
-HR_TABLE = _table("hr", "PK", "SK", ("GSI_1", "SK", "Data"))
+# A table name has 3 to 255 characters (CreateTable's TableName; moto took "hr", DynamoDB
+# refuses it: "Table/index names must be between 3 and 255 characters long").
+HR_TABLE = _table("hr-table", "PK", "SK", ("GSI_1", "SK", "Data"))
 HR_ITEMS: list[dict[str, Any]] = [
     {"PK": "EMP#e1", "SK": "EMP#e1", "type": "Employee", "Data": "Ann"},
     {"PK": "EMP#e2", "SK": "EMP#e2", "type": "Employee", "Data": "Bo"},
