@@ -30,6 +30,20 @@ from tests.table_state import SerialDynamoDB, demo_table
 BACKENDS = ["moto", "dynalite"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``EDGEWISE_TEST_ENGINE=local`` only the tests on the ``dynamodb`` fixture run: the
+    others would run exactly as they did on moto (their own servers, or none)."""
+    if not LOCAL:
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        (keep if "dynamodb" in getattr(item, "fixturenames", ()) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
 def dynamodb_local() -> Iterator[DynamoDBLocal]:
     """DynamoDB Local over HTTP, in a JVM of this worker's own (``reset()`` deletes its tables)."""
