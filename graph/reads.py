@@ -443,7 +443,10 @@ class Reads:
     ) -> dict[str, Any] | None:
         """The Query of one branch, read in the listing's order or (``backward``) against it;
         ``through``: a position the Query starts at, inclusive (its sort key bounds the range
-        on the side reading starts from). None when that leaves the range empty."""
+        on the side reading starts from). None when the range holds nothing: its low bound
+        above its high one, as DynamoDB compares them (strings by code point, numbers as
+        numbers, binary by byte). DynamoDB refuses such a BETWEEN; the answer is empty, as
+        SQL's."""
         layout = self.layout
         hash_key, range_key = layout.keys(listing.index)
         expr = Expr()
@@ -460,8 +463,8 @@ class Reads:
             else:
                 high = at if high is None else min(high, at)
                 low = prefix if low is None and prefix else low
-            if low is not None and high is not None and low > high:
-                return None
+        if low is not None and high is not None and low > high:
+            return None
         if layout.types:
             partition = layout.value(hash_key, partition)
         condition = expr.key_condition(hash_key, partition, range_key, prefix, low, high)
@@ -506,10 +509,11 @@ class Reads:
         """Up to ``limit`` items of one branch from ``position`` (exclusive) or ``through``
         (inclusive), in reading order, and whether more follow. Items the listing does not
         keep, or its filter leaves out, are read past (the Query goes on), never answered."""
-        found = self._params(listing, branch, backward, through)
-        if found is None:
+        query = self._params(listing, branch, backward, through)
+        if query is None:
+            self._listed(listing, branch, [])
             return [], False
-        params = found | {"Limit": limit}
+        params = query | {"Limit": limit}
         if through is not None and self.layout.keys(listing.index)[1] is None:
             position = through  # a hash-only index has no sort key to bound: from just after
         if position is not None:
@@ -718,9 +722,11 @@ class Reads:
         A listing that tests its items counts them by reading them, not by ``Select=COUNT``."""
         keep = self._keeper(listing, branch)
         count = count and keep is None
-        params = self._params(listing, branch)
-        assert params is not None  # only a range started through a position can be empty
-        params |= {"Select": "COUNT"} if count else {}
+        query = self._params(listing, branch)
+        if query is None:
+            self._listed(listing, branch, [])
+            return [], 0
+        params = query | ({"Select": "COUNT"} if count else {})
         items: list[Item] = []
         total = 0
         while True:

@@ -17,6 +17,13 @@ LEAN = os.environ.get("EDGEWISE_CLIENT", "lean").strip().lower() != "botocore"
 N = 45  # the length of long_lists' lists
 AT = "2024-01-15T09:%02d:00.000Z"  # long_lists' times, a minute apart
 
+# The engine under the ``dynamodb`` fixture: moto unless EDGEWISE_TEST_ENGINE=local, which puts
+# DynamoDB Local in its place (`make test` sets it for its run of the suites that talk to DynamoDB).
+ENGINE = os.environ.get("EDGEWISE_TEST_ENGINE", "moto").strip().lower()
+if ENGINE not in ("moto", "local"):
+    raise ValueError(f"EDGEWISE_TEST_ENGINE={ENGINE!r}: use moto or local")
+LOCAL = ENGINE == "local"
+
 # The demo's table as CONTRACT.md has it (the demo model must agree: tests/engine checks it).
 DEMO_LAYOUT = Layout("PK", "SK", {"inverted": ("SK", "PK"), "gsi2": ("GSI2PK", "GSI2SK")})
 

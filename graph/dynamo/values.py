@@ -3,12 +3,16 @@
 third of a second of a cold start, for four small classes).
 
 The values are TypeDeserializer's: ``S`` a str, ``N`` a ``Decimal`` made in DynamoDB's decimal
-context (38 digits, inexact or rounded numbers raise), ``B`` a :class:`Binary` (this module's: it
-equals boto3's ``Binary`` of the same bytes, both ways, and hashes alike), ``BOOL`` a bool,
+context (38 significant digits, inexact numbers raise), ``B`` a :class:`Binary` (this module's:
+it equals boto3's ``Binary`` of the same bytes, both ways, and hashes alike), ``BOOL`` a bool,
 ``NULL`` None, ``L`` a list, ``M`` a dict, ``SS``/``NS``/``BS`` sets. ``B`` may be bytes
 (botocore has decoded it) or base64 text (the raw wire JSON of :mod:`graph.dynamo.wire`), so one
 decoder serves both clients. :func:`encode_value` is TypeSerializer's ``serialize`` (binary values
 as bytes, which each client sends as base64).
+
+One departure: DynamoDB answers a number in plain digits, 1.5E+100 as 101 of them, which
+TypeDeserializer refuses (its context counts the zeros as digits: ``decimal.Rounded``,
+boto/boto3#2500); :func:`number` reads it exactly, without the zeros, so it serializes again.
 """
 
 from __future__ import annotations
@@ -18,14 +22,26 @@ from collections.abc import Callable, Mapping, Set
 from decimal import Clamped, Context, Decimal, Inexact, Overflow, Rounded, Underflow
 from typing import Any
 
-__all__ = ["DYNAMODB_CONTEXT", "Binary", "decode_item", "decode_value", "encode_value"]
+__all__ = ["DYNAMODB_CONTEXT", "Binary", "decode_item", "decode_value", "encode_value", "number"]
 
 # boto3's: DynamoDB's numbers, 38 significant digits; anything else raises
 DYNAMODB_CONTEXT = Context(
     Emin=-128, Emax=126, prec=38, traps=[Clamped, Overflow, Inexact, Rounded, Underflow]
 )
 
-_number = DYNAMODB_CONTEXT.create_decimal
+_create: Callable[[Any], Decimal] = DYNAMODB_CONTEXT.create_decimal
+
+
+def number(text: str) -> Decimal:
+    """A number as DynamoDB holds it: at most 38 significant digits, zeros at the end of a
+    whole number not counted (DynamoDB writes 1.5E+100 as 101 digits), exact; a number with
+    more digits than that, or out of DynamoDB's range, raises as in TypeDeserializer."""
+    try:
+        return _create(text)
+    except Rounded:  # more than 38 digits: zeros at the end, else too many (raises again)
+        sign, digits, exponent = Decimal(text).as_tuple()
+        kept = len(bytes(digits).rstrip(b"\0"))
+        return _create(Decimal((sign, digits[:kept], int(exponent) + len(digits) - kept)))
 
 
 class Binary:
@@ -83,7 +99,7 @@ def decode_item(raw: Mapping[str, Any]) -> dict[str, Any]:
             if tag == "S":
                 item[name] = inner
             elif tag == "N":
-                item[name] = _number(inner)
+                item[name] = number(inner)
             else:
                 item[name] = decode_value(value)
             break
@@ -93,14 +109,14 @@ def decode_item(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _DECODERS: dict[str, Callable[[Any], Any]] = {
-    "N": _number,
+    "N": number,
     "BOOL": lambda flag: flag,
     "NULL": lambda _: None,
     "B": _binary,
     "L": lambda values: [decode_value(v) for v in values],
     "M": lambda values: {k: decode_value(v) for k, v in values.items()},
     "SS": set,
-    "NS": lambda values: set(map(_number, values)),
+    "NS": lambda values: set(map(number, values)),
     "BS": lambda values: set(map(_binary, values)),
 }
 
@@ -116,7 +132,7 @@ def _is_binary(value: Any) -> bool:
 
 
 def _encode_number(value: int | Decimal) -> str:
-    number = str(_number(value))
+    number = str(_create(value))
     if number in ("Infinity", "NaN"):
         raise TypeError("Infinity and NaN not supported")
     return number

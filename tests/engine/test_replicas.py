@@ -35,6 +35,7 @@ from server.cli.summary import summary
 from server.engine import Engine, engine_for
 from server.http.app import create_app
 from server.settings import Settings
+from tests.dynamodb_local import DynamoDBLocal
 from tests.helpers import LEAN, both_ways, gql
 from tests.table_state import SerialDynamoDB, scan
 
@@ -349,20 +350,14 @@ async def test_a_failed_change_writes_no_replica(table: Table, engine: Engine) -
 # ---- concurrent writers --------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def serial_server() -> Any:
-    with SerialDynamoDB() as server:
-        yield server
-
-
 async def test_concurrent_membership_and_subscription_changes_leave_the_replica_exact(
-    serial_server: SerialDynamoDB, engine: Engine
+    serial_dynamodb: SerialDynamoDB | DynamoDBLocal, engine: Engine
 ) -> None:
     """Seed 000's race: a user joins a group while the group subscribes to a product (and the
     reverse), from several clients at once; the clocks order them, so no replica is lost."""
-    serial_server.reset()
+    serial_dynamodb.reset()
     config = client_config(read_timeout=30.0)
-    async with open_client(Endpoint(serial_server.url), config, lean=LEAN) as client:
+    async with open_client(Endpoint(serial_dynamodb.url), config, lean=LEAN) as client:
         await create_table(client.control, "graph", layout=engine.layout)
         table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
@@ -475,7 +470,7 @@ class Interleavings(RuleBasedStateMachine):
     """Several clients change memberships and subscriptions at once, round after round; after
     each round the replicas equal the join of the edges."""
 
-    server: SerialDynamoDB
+    server: SerialDynamoDB | DynamoDBLocal
     engine: Engine
 
     def __init__(self) -> None:
@@ -512,9 +507,9 @@ class Interleavings(RuleBasedStateMachine):
 
 
 def test_random_interleavings_leave_the_replicas_exact(
-    serial_server: SerialDynamoDB, engine: Engine
+    serial_dynamodb: SerialDynamoDB | DynamoDBLocal, engine: Engine
 ) -> None:
-    Interleavings.server, Interleavings.engine = serial_server, engine
+    Interleavings.server, Interleavings.engine = serial_dynamodb, engine
     run_state_machine_as_test(
         Interleavings,
         settings=settings(max_examples=12, stateful_step_count=5, deadline=None, derandomize=True),

@@ -178,3 +178,34 @@ def test_what_type_serializer_refuses_is_refused(value: Any) -> None:
         TypeSerializer().serialize(value)
     with pytest.raises(type(theirs.value)):
         encode_value(value)
+
+
+PLAIN = [
+    "15" + "0" * 99,  # 1.5E+100, as DynamoDB answers it
+    "-1" + "0" * 125,  # -1E+125, near DynamoDB's largest exponent
+    "12345678901234567890123456789012345678" + "0" * 10,  # 38 digits, then zeros
+]
+
+
+@pytest.mark.parametrize("digits", PLAIN, ids=["1.5E+100", "-1E+125", "38 digits"])
+def test_a_number_in_plain_digits_past_38_is_read_exactly(digits: str) -> None:
+    """DynamoDB keeps 38 significant digits but answers a number in plain digits, so 1.5E+100
+    comes back as 101 of them, which boto3's TypeDeserializer refuses (``decimal.Rounded``:
+    its 38-digit context counts the zeros; boto/boto3#2500). It is read exactly, and a value
+    read serializes again (the item can be written back, or dumped and loaded)."""
+    with pytest.raises(ArithmeticError):
+        TypeDeserializer().deserialize({"N": digits})
+    value = decode_value({"N": digits})
+    assert value == Decimal(digits)
+    assert Decimal(TypeSerializer().serialize(value)["N"]) == Decimal(digits)
+    item = decode_item(
+        {"n": {"N": digits}, "ns": {"NS": [digits, "1"]}, "l": {"L": [{"N": digits}]}}
+    )
+    assert item == {"n": value, "ns": {value, Decimal(1)}, "l": [value]}
+    assert TypeSerializer().serialize(item["ns"])  # each member fits 38 digits again
+
+
+def test_a_number_past_38_significant_digits_still_raises() -> None:
+    """Zeros at the end do not count; a 39th significant digit does, as in DynamoDB."""
+    with pytest.raises(ArithmeticError):
+        decode_value({"N": "1" * 39 + "0" * 5})

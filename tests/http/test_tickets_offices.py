@@ -191,6 +191,27 @@ async def test_tickets_page_through_every_shard_newest_first_and_narrow_by_time(
     assert 0 < len(expected(low, high)) < len(expected(low, None)) < 30
 
 
+async def test_a_reversed_time_range_is_an_empty_connection_read_from_nowhere(
+    http: httpx.AsyncClient, thirty: list[dict[str, Any]]
+) -> None:
+    """createdAfter above createdBefore holds no ticket (MODELS.md: the items with a < v < b),
+    as SQL's BETWEEN and the range filters of list APIs answer: an empty page, not an error.
+    DynamoDB refuses such a BETWEEN, so no Query is sent (moto answered it empty)."""
+    ordered = sorted(t["createdAt"] for t in thirty)
+    query = """query($a: DateTime, $b: DateTime) { tickets(status: OPEN, createdAfter: $a,
+        createdBefore: $b) { totalCount pageInfo { hasNextPage } edges { node { id } } } }"""
+    body = await gql(http, query, {"a": ordered[20], "b": ordered[5]})
+    assert ok(body)["tickets"] == {
+        "totalCount": 0,
+        "pageInfo": {"hasNextPage": False},
+        "edges": [],
+    }
+    assert body["extensions"]["dynamodb"]["requests"] == 0
+    # equal bounds, both left out (exclusive): a valid BETWEEN whose keys the exact test drops
+    equal = ok(await gql(http, query, {"a": ordered[5], "b": ordered[5]}))["tickets"]
+    assert equal["totalCount"] == 0 and equal["edges"] == []
+
+
 async def test_a_bad_tickets_cursor_is_bad_user_input(http: httpx.AsyncClient) -> None:
     wrong = {}
     for cursor in [

@@ -254,7 +254,7 @@ def test_an_implicit_parent_of_typed_items(dynamodb: EmbeddedDynamoDB, tmp_path:
         {"date": "2026-01-03", "state": "ON"},
         {"date": "2026-01-02", "state": "OFF"},
     ]
-    assert _cost(body) == ({"Query": 2}, 1)  # no read of the implicit device: page and count, one round
+    assert _cost(body) == ({"Query": 2}, 1)  # no read of the device: page and count, one round
 
 
 def _customers() -> list[dict[str, Any]]:
