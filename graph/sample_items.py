@@ -51,10 +51,13 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
         for end, ref in (("from", source), ("to", target)):
             if (counter := edge.counter(end)) is not None:
                 counts[ref.key][counter] += 1
-        if writer.upkeep is not None and writer.upkeep.replicated(edge):
+        if writer.upkeep is not None and edge.label in writer.upkeep.digested:
             counts[target.key][digest_attribute(edge)] += edge_hash(source.key)
     for item in items:
         kind = codec.node_type(item)
+        if kind is not None and writer.upkeep is not None:  # known, even with no edge
+            for attribute in writer.upkeep.digests(kind):
+                counts[codec.item_key(item)][attribute] += 0
         if kind is not None and kind.parent_counter is not None:
             counts[writer.items.parent_key(kind, codec.item_key(item))][kind.parent_counter] += 1
     items += joined(codec, items).values()

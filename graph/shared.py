@@ -81,6 +81,7 @@ class SharingTable(Table):
             table.deadline,
             layout=table.layout,
             observer=table.observer,
+            max_actions=table.max_actions,
         )
         self.gets = gets
 

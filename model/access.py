@@ -6,10 +6,13 @@ enforced by :mod:`server.engine.access`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from . import spec as s
 from .types import EdgeType, Model, NodeType
 from .values import Access, AccessPath, Grant, Hop
+
+if TYPE_CHECKING:
+    from . import spec as s
 
 __all__ = [
     "SELF",

@@ -58,6 +58,8 @@ class Items:
             stored = f.kind == "value" or (
                 f.kind == "key" and (model.store_key_fields or name in node.declared)
             )
+            if f.from_key or name in node.read_only:
+                continue  # the key alone; or an attribute an earlier field writes
             if stored and values.get(name) is not None:
                 item[f.attribute] = values[name]
         item |= self.index_attributes(
@@ -113,14 +115,17 @@ class Items:
         """Field values (GraphQL names) of a stored item, key placeholders included."""
         values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
         for name, f in node.fields.items():
-            if f.kind in ("value", "stamp") and f.attribute in item:
+            unsplit = f.kind == "key" and name not in values  # of a run: its own attribute
+            if (f.kind in ("value", "stamp") or unsplit) and f.attribute in item:
                 values[name] = item[f.attribute]
+        if "id" in node.key_fields and "id" not in values and "id" in item:
+            values["id"] = item["id"]  # in a run, stored by storeKeyFields
         return values
 
     def owned(self, node: NodeType, attribute: str) -> bool:
         """Whether the model writes ``attribute`` for ``node``'s type (so a value removed from
         the fields is removed from the item)."""
-        owned = {f.attribute for f in node.fields.values()}
+        owned = {f.attribute for f in node.fields.values() if not f.from_key}
         owned |= {w.index.pk for w in node.indexes} | {
             w.index.sk for w in node.indexes if w.index.sk
         }

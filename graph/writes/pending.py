@@ -50,11 +50,12 @@ from graph.writes.replicas import (
     Moved,
     Upkeep,
     add_to,
+    clock_key,
     clock_of,
     on_clock,
 )
 from graph.writes.transaction import Action, transact
-from model.types import JOB_PREFIX
+from model.types import CLOCK_SK, JOB_PREFIX
 
 __all__ = ["JOBS", "LEASE", "Job", "commit_pending", "resume_replicas"]
 
@@ -167,13 +168,15 @@ def _starts(upkeep: Upkeep, job: Item) -> list[tuple[Ref, str]]:
 
 
 def _mark(layout: Any, key: ItemKey) -> Action:
-    """A start marked: ``edgewisePending`` + 1 (it must exist). Its clock stays: a mark
-    writes no replica."""
+    """A start marked: ``edgewisePending`` + 1 (it must exist, unless the mark lives in its
+    clock's item, which the first mark makes: :func:`graph.writes.replicas.clock_key`). Its
+    clock stays: a mark writes no replica."""
     action = Action("Update", key, {"Key": layout.key(key)})
     e = action.expr
     action.body["UpdateExpression"] = f"ADD {e.name(PENDING)} {e.value(1)}"
-    action.condition = f"attribute_exists({e.name(layout.pk)})"
-    action.on_fail = lambda _old: Moved()
+    if key.sk != CLOCK_SK:
+        action.condition = f"attribute_exists({e.name(layout.pk)})"
+        action.on_fail = lambda _old: Moved()
     return action
 
 
@@ -261,12 +264,13 @@ async def _undo(job: Job) -> None:
     """Clear the marks of a change that wrote nothing, and delete its job."""
     try:
         listed = await job.listed()
-        items = await job.upkeep.table.get_many([ref.key for ref, _ in listed], True)
+        keys = [clock_key(ref) for ref, _ in listed]
+        items = await job.upkeep.table.get_many(keys, True)
         room = job.upkeep.table.max_actions - 1
         for at in range(0, len(listed), room):
-            chunk = listed[at : at + room]
-            clears = [_release(job.layout, ref.key, items.get(ref.key)) for ref, _ in chunk]
-            await job.send([job.drop([start_id for _, start_id in chunk]), *clears])
+            chunk = keys[at : at + room]
+            clears = [_release(job.layout, key, items.get(key)) for key in chunk]
+            await job.send([job.drop([s for _, s in listed[at : at + room]]), *clears])
         await job.delete()
     except Lost:
         return
@@ -348,7 +352,7 @@ async def settle(job: Job, start: Ref, start_id: str) -> None:
     replicas = [r for r in upkeep.model.replicas if r.start == start.type.name]
 
     def clear(clock: Any) -> list[Action]:
-        return [job.drop([start_id]), _clear(upkeep.layout, start.key, clock)]
+        return [job.drop([start_id]), _clear(upkeep.layout, clock_key(start), clock)]
 
     try:
         await upkeep.recompute(start, replicas, job.send, clear)
@@ -371,9 +375,14 @@ async def _settle_all(job: Job, starts: list[tuple[Ref, str]]) -> None:
 
 
 def _ref(upkeep: Upkeep, key: ItemKey) -> Ref:
+    """The start whose item, or clock's item, is at ``key``."""
     for replica in upkeep.model.replicas:
         node = upkeep.model.types[replica.start]
-        if upkeep.codec.key_values(node, key) is not None:
+        if node.implicit and key.sk == CLOCK_SK:
+            values = node.pk.parse(key.pk)
+            if values is not None:
+                return upkeep.codec.ref(node, values)
+        elif upkeep.codec.key_values(node, key) is not None:
             return Ref(node, key)
     raise EdgewiseError(f"{key.pk} is no start of a replica")
 

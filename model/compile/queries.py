@@ -53,10 +53,18 @@ class _Queries(_Base):
             )
             return None
         index = self.indexes[q.index] if q.index else Index(None, self.pk, self.sk)
-        partition = self.template((*path, "partition"), q.partition)
-        sort = self.template((*path, "sort", "template"), q.sort.template) if q.sort else None
+        partition = self.template((*path, "partition"), q.partition, runs=True)
+        sort = (
+            self.template((*path, "sort", "template"), q.sort.template, runs=True)
+            if q.sort
+            else None
+        )
         if partition is None or (q.sort is not None and sort is None):
             return None
+        stored = set.intersection(*(self.stored(r.fields, r.declared) for r in results))
+        self.check_runs((*path, "partition"), partition, stored)
+        if sort is not None:
+            self.check_runs((*path, "sort", "template"), sort, stored)
         # who writes this index: the types themselves, or an edge touching one
         writers = [w for r in results for w in r.indexes if w.index == index]
         writers += [
@@ -122,6 +130,14 @@ class _Queries(_Base):
             if q.sort is not None and q.sort.between is not None:
                 if target is None:
                     self.problem((*path, "sort", "between"), "no placeholder left to bound")
+                    return None
+                if {target, *fan_out} & sort.runs:
+                    self.problem(
+                        (*path, "sort", "between"),
+                        f"{{{target}}} has no text between it and a neighbour, so the key does "
+                        "not order by its value; bound a placeholder followed by text, or use "
+                        "`arguments` for equality",
+                    )
                     return None
                 target_type = self.placeholders_type(results, target)
                 assert target_type is not None
@@ -225,7 +241,7 @@ class _Queries(_Base):
         """The query's ``where`` over its types' stored fields; its ``arguments`` are added to
         ``arguments``."""
         declared: dict[str, TypeRef] = {}
-        taken = {a for a, _ in arguments} | {"first", "after"}
+        taken = {a for a, _ in arguments} | {"first", "after", "last", "before"}
         for arg, text in q.arguments.items():
             ref = self.type_ref((*path, "arguments", arg), text, False)
             if ref is None:

@@ -30,7 +30,7 @@ from graph.writes.items import now_iso
 from graph.writes.writer import Writer
 from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
-from model.compile import did_you_mean
+from model.common import did_you_mean
 from model.types import Mutation
 from server.engine.context import Info, ModelContext
 from server.engine.fields import EdgeValue, exposed, load_hook
@@ -80,7 +80,13 @@ def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
 
 
 def _value_fields(node: NodeType) -> list[tuple[str, TypeRef]]:
-    return [(n, f.type) for n, f in node.fields.items() if f.kind == "value" and f.initial is None]
+    """The fields a mutation's input writes: a field reading the attribute an earlier field
+    writes is read-only."""
+    return [
+        (n, f.type)
+        for n, f in node.fields.items()
+        if f.kind == "value" and f.initial is None and n not in node.read_only
+    ]
 
 
 def _initial(fields: Iterable[Field]) -> dict[str, Any]:
@@ -197,17 +203,22 @@ class _Mutations:
         ref.item = item
         return ref
 
-    def _stored(self, node: NodeType, values: dict[str, Any]) -> dict[str, Any]:
+    def _stored(self, fields: dict[str, Field], values: dict[str, Any]) -> dict[str, Any]:
+        """Input values as stored (a stored object as its map)."""
         out = {}
+        objects = self.model.objects
         for name, value in values.items():
-            field = node.fields.get(name)
-            out[name] = from_graphql(field.type if field else TypeRef("ID"), value)
+            field = fields.get(name)
+            if field is None:  # a key placeholder of no field: an id
+                out[name] = from_graphql(TypeRef("ID"), value)
+            else:
+                out[name] = from_graphql(field.type, value, objects, field.entries, name)
         return out
 
     async def create(self, info: Info, node: NodeType, values: dict[str, Any]) -> Ref:
         ctx: ModelContext = info.context
         ctx.require_admin(f"create a {node.name}")
-        values = self._stored(node, values) | _initial(node.fields.values())
+        values = self._stored(node.fields, values) | _initial(node.fields.values())
         if node.single and values.get("id") is not None:
             found = ctx.codec.by_id(node, str(values["id"]))
             if found is None:
@@ -222,7 +233,9 @@ class _Mutations:
         values = dict(values)
         expected = values.pop("expectedVersion", None)
         ref = _find(ctx, node, values)
-        changes = self._stored(node, {k: v for k, v in values.items() if k not in node.key_fields})
+        changes = self._stored(
+            node.fields, {k: v for k, v in values.items() if k not in node.key_fields}
+        )
         item = await _writer(ctx).update(node, ref.key, changes, expected)
         return self._prime(ctx, ref, item)
 
@@ -251,11 +264,12 @@ class _Mutations:
         ctx: ModelContext = info.context
         ctx.require_admin(f"add a {edge.label} edge")
         start, end = self._ends(ctx, edge, source, target, args)
-        fields = {
-            n: from_graphql(f.type, f.default if args[n] is None else args[n])
+        given = {
+            n: f.default if args[n] is None else args[n]
             for n, f in edge.fields.items()
             if f.kind == "value" and n in args
-        } | _initial(edge.fields.values())
+        }
+        fields = self._stored(edge.fields, given) | _initial(edge.fields.values())
         item = await _writer(ctx).add_edge(edge, start, end, fields)
         return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), end)
 

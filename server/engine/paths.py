@@ -20,7 +20,7 @@ from graph.items import Ref
 from graph.keys import ItemKey
 from graph.reads import Listing
 from graph.table import Item
-from graph.writes.replicas import holds, pending, replica_listing
+from graph.writes.replicas import clock_key, holds, pending, replica_listing
 from model import EdgeType, Field
 from model.values import Hop, Walk
 from server.engine.context import Info, ModelContext
@@ -62,7 +62,8 @@ class PathField:
     def start(self, ctx: ModelContext, ref: Ref, **args: Any) -> list[Awaitable[Any]]:
         """The first hop's read, for a root lookup to start with its own."""
         if self.walk.replica is not None:
-            return [ctx.reads.items.load(ref.key), ctx.reads.alls.load(self._replicas(ref, args))]
+            replicas = self._replicas(ref, args)
+            return [ctx.reads.items.load(clock_key(ref)), ctx.reads.alls.load(replicas)]
         if self.steps[0][0].ref:
             return [ctx.reads.items.load(ref.key)]
         if self.walk.answer == "exists" and len(self.steps) == 1:
@@ -187,13 +188,16 @@ class PathField:
 
     async def _replicated(self, ctx: ModelContext, ref: Ref, args: dict[str, Any]) -> Any:
         """The field read from its replica: one Query of the start's partition, the start's
-        item read beside it; a start whose replicas are being written is walked instead."""
+        item (or its clock's) read beside it; a start whose replicas are being written is
+        walked instead."""
         replica = self.walk.replica
         assert replica is not None
-        if self.walk.answer == "exists" and self._edge_key(ref, args) is None:
-            return False  # names no node of the end type (also checks the argument)
+        if self.walk.answer == "exists":
+            assert self.walk.argument is not None
+            if self.codec.by_id(self.target, str(args[self.walk.argument])) is None:
+                return False  # names no node of the end type (also checks the argument)
         item, items = await asyncio.gather(
-            ctx.reads.items.load(ref.key), ctx.reads.alls.load(self._replicas(ref, args))
+            ctx.reads.items.load(clock_key(ref)), ctx.reads.alls.load(self._replicas(ref, args))
         )
         if pending(item):
             return await (

@@ -17,6 +17,13 @@ from graph.errors import EdgewiseError
 CLIENTS, ROUNDS, WIDE = 8, 10, 7
 
 
+@pytest.fixture(scope="module")
+def embedded() -> Any:
+    """The embedded DynamoDB itself (whatever engine the ``dynamodb`` fixture is)."""
+    with EmbeddedDynamoDB() as server:
+        yield server
+
+
 def update(key: str, expression: str, values: dict[str, Any]) -> dict[str, Any]:
     return {
         "Update": {
@@ -29,12 +36,12 @@ def update(key: str, expression: str, values: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_a_cancelled_transaction_undoes_no_write_of_another_request(
-    dynamodb: EmbeddedDynamoDB,
+    embedded: EmbeddedDynamoDB,
 ) -> None:
     """Clients count on one item, each count followed by a transaction over several items that
     a failed condition cancels: every count answered as done stays counted."""
-    dynamodb.reset()
-    async with open_client(Endpoint(dynamodb.url)) as client:
+    embedded.reset()
+    async with open_client(Endpoint(embedded.url)) as client:
         await client.control.create_table(
             {
                 "TableName": "t",
@@ -84,13 +91,13 @@ def resident(pid: int) -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 async def test_its_memory_does_not_grow_with_each_transaction(
-    dynamodb: EmbeddedDynamoDB,
+    embedded: EmbeddedDynamoDB,
 ) -> None:
     """moto keeps every object it makes for its dashboard, the copies of the table each action
     of a transaction takes included; the embedded DynamoDB keeps none."""
-    dynamodb.reset()
-    assert dynamodb.process is not None
-    async with open_client(Endpoint(dynamodb.url)) as client:
+    embedded.reset()
+    assert embedded.process is not None
+    async with open_client(Endpoint(embedded.url)) as client:
         await client.control.create_table(
             {
                 "TableName": "t",
@@ -116,7 +123,7 @@ async def test_its_memory_does_not_grow_with_each_transaction(
                 await client.transact_write_items({"TransactItems": wide})
 
         await transactions(20)  # what moto allocates once
-        before = resident(dynamodb.process.pid)
+        before = resident(embedded.process.pid)
         await transactions(100)  # 1,000 copies of a 400-item table, for moto's dashboard
-        grown = resident(dynamodb.process.pid) - before
+        grown = resident(embedded.process.pid) - before
     assert grown < 50_000, f"{grown} kB more"
