@@ -239,8 +239,11 @@ async def commit_pending(
             and not isinstance(exc, Unavailable)
         ):
             committed = False  # refused: nothing of it was written
-        work = _undo if committed is False else _settle_listed
-        await background.follow(table, _work(job, work), "undoing the marks of a failed change")
+        if committed is False:
+            what, work = "the marks of a change that failed", _undo
+        else:
+            what, work = "the starts of a change that may have applied", _settle_listed
+        await background.follow(table, _work(job, work), what)
         raise
 
     async def finish(view: Table, attempt: int) -> None:

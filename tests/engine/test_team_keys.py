@@ -679,7 +679,7 @@ async def test_a_fan_out_past_one_transaction_marks_users_in_their_clocks_item(
         await client.put_item({"TableName": "SingleTable", "Item": item})
     group = {"PK": {"S": "GROUP#big"}, "SK": {"S": "GROUP#big"}, "Subscriptions": {"L": []}}
     await client.put_item({"TableName": "SingleTable", "Item": group})
-    finish, seen = pending._finish, []
+    finish, seen = pending._write, []
 
     async def read_between(*args: Any) -> None:
         """While the replicas are unwritten, a marked member reads its path."""
@@ -690,7 +690,7 @@ async def test_a_fan_out_past_one_transaction_marks_users_in_their_clocks_item(
         seen.append(body["data"]["user"]["hasAccess"])
         await finish(*args)
 
-    monkeypatch.setattr(pending, "_finish", read_between)
+    monkeypatch.setattr(pending, "_write", read_between)
     body = await seed.gql(
         'mutation { updateGroup(input: {id: "big", subscriptions: ["prod5"]}) { id } }'
     )
