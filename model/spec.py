@@ -248,8 +248,9 @@ class KeysOfSpec(Spec):
     """A reference per key of a map attribute: the map's keys are the targets' ids."""
 
     keys_of: str = Field(
-        description="The field over the map attribute (a JSON field) whose keys name the "
-        "targets (`organizationRoles: {org1: admin}`): the targets come in the keys' byte-wise "
+        description="The field over the map attribute (a JSON field, or a map of stored objects "
+        "with `entries:`) whose keys name the targets (`organizationRoles: {org1: admin}`): the "
+        "targets come in the keys' byte-wise "
         "order, read in one wave, and a key with no item is left out."
     )
 

@@ -121,7 +121,7 @@ MISTAKES = [
         "roles: {type: String, attribute: OrganizationRoles}",
         "types.User.fields.orgs.ref.keysOf (line 27): keysOf names a field over a map "
         "attribute, and roles is a String value field; declare it `roles: {type: JSON, "
-        "attribute: OrganizationRoles}`",
+        "attribute: OrganizationRoles}` (or a stored object's map with `entries:`)",
     ),
     (
         'orgs: {type: "[Org!]!", ref: {keysOf: roles}}',
