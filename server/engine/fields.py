@@ -524,6 +524,6 @@ async def lookup_node(info: Info, ref: Ref | None) -> Ref | None:
 
 
 def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:
-    if node.single:
+    if node.id_keyed:
         return codec.by_id(node, str(args["id"]))
     return codec.ref(node, args)
