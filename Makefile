@@ -75,7 +75,7 @@ LOCAL_TOO := tests/graph/test_data_plane.py tests/graph/test_streams.py \
 	tests/engine/test_model_writes.py tests/engine/test_order_entry.py tests/engine/test_orders.py \
 	tests/engine/test_copies.py tests/engine/test_model_deletes.py tests/engine/test_model_constraints.py \
 	tests/engine/test_team_tables.py tests/engine/test_team_types.py tests/engine/test_team_objects.py \
-	tests/engine/test_team_keys.py tests/engine/test_access_patterns.py \
+	tests/engine/test_team_keys.py tests/engine/test_team_names.py tests/engine/test_access_patterns.py \
 	tests/http/test_tickets_offices.py tests/http/test_subscriptions.py \
 	tests/integration/test_stream_consumer.py tests/integration/test_bulk.py \
 	tests/engine/test_pending.py tests/engine/test_contention.py

@@ -153,15 +153,20 @@ class Codec:
         return values | rest
 
     def id_of(self, ref: Ref) -> str:
-        """A node's ``{id}`` placeholder, from its key ("" for a key without one)."""
-        return (self.key_values(ref.type, ref.key) or {}).get("id", "")
+        """A node's ``{id}`` placeholder (a one-template key's one placeholder,
+        :attr:`model.NodeType.ident`), from its key ("" for a key without one)."""
+        return (self.key_values(ref.type, ref.key) or {}).get(ref.type.ident, "")
 
     def ref(self, node: NodeType, values: Mapping[str, Any]) -> Ref:
         return Ref(node, self.key(node, values))
 
     def by_id(self, node: NodeType, raw: str) -> Ref | None:
-        """A one-template type's node from a bare id (``xyz``) or its global id
-        (``ORDER#xyz``); a global id of another type finds nothing (None)."""
+        """A one-template type's node from what an argument names it by: over ``{id}``, a bare
+        id (``xyz``) or its global id (``ORDER#xyz``), a global id of another type finding
+        nothing (None); over another placeholder (``ACCOUNT#{username}``), its value
+        (``alice``), as its field answers it."""
+        if not node.id_keyed:
+            return self.ref(node, {node.ident: raw})
         parsed = node.pk.parse(raw)
         if parsed is not None:
             return Ref(node, self.key(node, parsed))
@@ -172,10 +177,10 @@ class Codec:
         return Ref(node, self.key(node, {"id": raw}))
 
     def by_value(self, node: NodeType, value: Any) -> Ref | None:
-        """The node whose key's one placeholder is ``value`` (a one-template key takes a bare
-        or global id, None for another type's; a key of one placeholder and constant text, the
-        bare value)."""
-        if node.single:
+        """The node whose key's one placeholder is ``value`` (a one-template key over ``{id}``
+        takes a bare or global id, None for another type's; any other key of one placeholder,
+        the bare value)."""
+        if node.id_keyed:
             return self.by_id(node, str(value))
         (name,) = node.key_fields
         return self.ref(node, {name: value})
@@ -474,7 +479,8 @@ class Codec:
         for candidate in candidates:
             write = next((w for w in edge.indexes if w.index == candidate), None)
             if write is not None and set(write.pk.placeholders) <= {"to"}:
-                node_id = (self.key_values(types[edge.target], key) or {}).get("id")
+                target = types[edge.target]
+                node_id = (self.key_values(target, key) or {}).get(target.ident)
                 partition = self.format(write.pk, {"to": node_id})
                 prefix = write.sk.prefix({}) if write.sk else ""
                 return Listing(candidate.name, (Branch(partition, prefix),), forward, keep=keep)

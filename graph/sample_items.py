@@ -35,8 +35,8 @@ def build_items(writer: Writer, sample: Mapping[str, Any], at: str) -> list[Item
             for name, f in node.fields.items()
             if f.unique is not None and fields.get(name) is not None
         ]
-        if "id" in fields:
-            values[(node.name, str(fields["id"]))] = fields
+        if node.ident in fields:  # what an edge's `from` or `to` names it by
+            values[(node.name, str(fields[node.ident]))] = fields
     for entry in sample.get("edges", []):
         edge = model.edges[entry["label"]]
         source = codec.by_id(model.types[edge.source], str(entry["from"]))

@@ -212,7 +212,11 @@ class IndexKeys(Spec):
         None, description="Template written into the index's sort-key attribute (`{date}#{id}`)."
     )
     shards: int | None = Field(
-        None, ge=1, le=1000, description="`{shard}` = crc32(id) mod shards (write sharding)."
+        None,
+        ge=1,
+        le=1000,
+        description="`{shard}` = crc32(id) mod shards (write sharding; "
+        "of a one-template key's placeholder, `{username}`, where it is not `{id}`).",
     )
     partial: bool = Field(
         False,
@@ -248,8 +252,9 @@ class KeysOfSpec(Spec):
     """A reference per key of a map attribute: the map's keys are the targets' ids."""
 
     keys_of: str = Field(
-        description="The field over the map attribute (a JSON field) whose keys name the "
-        "targets (`organizationRoles: {org1: admin}`): the targets come in the keys' byte-wise "
+        description="The field over the map attribute (a JSON field, or a map of stored objects "
+        "with `entries:`) whose keys name the targets (`organizationRoles: {org1: admin}`): the "
+        "targets come in the keys' byte-wise "
         "order, read in one wave, and a key with no item is left out."
     )
 
@@ -427,7 +432,9 @@ class TypeSpec(Spec):
     """A node type (or a child type): one kind of item, its key templates and its fields."""
 
     key: str | KeyPair = Field(
-        description="One template (partition key = sort key) or {pk, sk}. With `{id}` in pk and "
+        description="One template (partition key = sort key, the key is the global id) of one "
+        "placeholder: `{id}`, or a field (`ACCOUNT#{username}`: `user(username:)`, edges' "
+        "`userUsername:`); or {pk, sk}. With `{id}` in pk and "
         'other fields in sk (`{pk: "o#{id}", sk: "c#{customerId}"}`) the type is known by its '
         "partition: `order(id:)` is one Query on the sort key's literal prefix. Placeholders may "
         "follow each other in sk (`account#{name}{id}`) where each is stored in its own "

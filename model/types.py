@@ -165,7 +165,7 @@ class NodeType:
     name: str
     pk: Template
     sk: Template
-    single: bool  # one template: partition key = sort key, the key is the global id
+    single: bool  # one template of one placeholder: pk = sk, the key is the global id
     key_fields: tuple[str, ...]  # placeholders of pk then sk, each once
     fields: dict[str, Field]  # GraphQL fields except `id`, in file order
     indexes: tuple[IndexWrite, ...] = ()
@@ -178,6 +178,20 @@ class NodeType:
     node: bool = True  # implements Node: a global id, node(id:), a root lookup
     expose: tuple[str, ...] | None = None  # the GraphQL fields in order; None: every one
     implicit: bool = False  # no item of its own: exists while items are keyed under it
+
+    @cached_property
+    def ident(self) -> str:
+        """The key placeholder that names one node: a one-template key's one placeholder
+        (``{id}`` of ``ORDER#{id}``, ``{username}`` of ``ACCOUNT#{username}``), else ``id``.
+        Edge arguments (``userUsername:``), edge index templates' ``{from}``/``{to}`` and
+        shards take its value."""
+        return self.key_fields[0] if self.single else "id"
+
+    @cached_property
+    def id_keyed(self) -> bool:
+        """A one-template key over ``{id}``: named by a bare id or by its global id (the key),
+        where another placeholder (``ACCOUNT#{username}``) is named by its value alone."""
+        return self.single and self.ident == "id"
 
     @cached_property
     def located(self) -> bool:

@@ -63,19 +63,22 @@ class Items:
             if stored and values.get(name) is not None:
                 item[f.attribute] = values[name]
         item |= self.index_attributes(
-            node.indexes, {k: v for k, v in values.items() if v is not None}
+            node.indexes, {k: v for k, v in values.items() if v is not None}, node.ident
         )
         return item
 
-    def index_attributes(self, writes: Iterable[Any], values: Mapping[str, Any]) -> Item:
+    def index_attributes(
+        self, writes: Iterable[Any], values: Mapping[str, Any], ident: str = "id"
+    ) -> Item:
         """The index key attributes for ``values``; an index whose templates lack a value is
-        left out (a sparse index)."""
+        left out (a sparse index). A shard is of the ``ident`` value (a node's id, or its
+        key's one placeholder), else of the edge's ``from``."""
         out: Item = {}
         for write in writes:
             filled = dict(values)
             if write.shards is not None:
                 filled[SHARD] = shard_of(
-                    str(values.get("id", values.get("from", ""))), write.shards
+                    str(values.get(ident, values.get("from", ""))), write.shards
                 )
             needed = set(write.pk.placeholders) | set(write.sk.placeholders if write.sk else ())
             if not write.partial and any(filled.get(n) is None for n in needed):

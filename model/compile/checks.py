@@ -20,8 +20,10 @@ from .base import Path, _Base, did_you_mean, upper_first
 
 
 def _is_map(field: Field) -> bool:
-    """A field that may hold a map attribute (whose keys a ``keysOf`` ref reads)."""
-    return field.kind == "value" and field.type.name == "JSON" and not field.type.list
+    """A field that may hold a map attribute (whose keys a ``keysOf`` ref reads): JSON, or a
+    map of stored objects (``entries:``)."""
+    json = field.type.name == "JSON" and not field.type.list
+    return field.kind == "value" and (json or field.entries is not None)
 
 
 class _Checks(_Base):
@@ -248,7 +250,8 @@ class _Checks(_Base):
                             ("types", node.name, "fields", field.name, "ref", "keysOf"),
                             f"keysOf names a field over a map attribute, and {source} is a "
                             f"{held.type} {held.kind} field; declare it `{source}: "
-                            f"{{type: JSON, attribute: {held.attribute}}}`",
+                            f"{{type: JSON, attribute: {held.attribute}}}` (or a stored "
+                            "object's map with `entries:`)",
                         )
 
     def check_names(

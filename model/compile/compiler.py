@@ -76,10 +76,11 @@ class _Compiler(_Checks, _Queries, _Objects):
             return None
         if SHARD in key_fields:
             self.problem((*path, "key"), "{shard} belongs in an index template, not the key")
-        if single and key_fields != ("id",):
+        if single and len(key_fields) != 1:
             self.problem(
                 (*path, "key"),
-                f"a one-template key holds exactly {{id}}, not {{{', '.join(key_fields)}}}; "
+                f"a one-template key holds one placeholder (its global id is the key: "
+                f"'ORDER#{{id}}', 'ACCOUNT#{{username}}'), not {{{', '.join(key_fields)}}}; "
                 "write {pk, sk} for a composite key",
             )
         link: tuple[tuple[str, str], ...] = ()
@@ -137,7 +138,8 @@ class _Compiler(_Checks, _Queries, _Objects):
             for field_name, f in fields.items():
                 if f.kind == "value" and f.attribute in stamps:
                     fields[field_name] = replace(f, kind="stamp")
-        writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, True, stored)
+        named = set(fields) | ({"id"} if "id" in key_fields else set())  # `id` of the key
+        writes = self.index_writes(path, t.indexes, named, True, stored)
         lookup = lower_first(name)
         names = {
             "lookup": t.names.lookup or lookup,

@@ -82,7 +82,7 @@ class _Queries(_Base):
                 f"{{shard}} needs `shards: N` on {what}'s entry for index {q.index}",
             )
         arguments: list[tuple[str, TypeRef]] = []
-        owner_fields = set(owner.fields) | {"id"} if owner else set()
+        owner_fields = set(owner.fields) | ({"id"} & set(owner.key_fields)) if owner else set()
         known = sorted({f for r in results for f in r.fields})
         for placeholder in partition.placeholders:
             if placeholder == SHARD or placeholder in owner_fields:

@@ -183,7 +183,7 @@ def access_patterns(model: Model) -> list[tuple[str, str]]:
     table = Index(None, model.partition_key, model.sort_key)
     for node in model.types.values():
         keys = node.pk.placeholders if node.located else node.key_fields
-        args = "id:" if node.single else ", ".join(f"{k}:" for k in keys)
+        args = "id:" if node.id_keyed else ", ".join(f"{k}:" for k in keys)
         rows.append((f"{node.names['lookup']}({args})", _lookup_cost(model, node)))
         if node.parent is not None:
             fixed = {mine for mine, _ in node.parent.link}

@@ -13,6 +13,7 @@ import asyncio
 import importlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from graphql import GraphQLObjectType
@@ -23,7 +24,7 @@ from graph.keys import ItemKey
 from graph.marks import is_marked
 from graph.reads import UNKNOWN, Page
 from graph.table import Item
-from model import Field, NodeType
+from model import Field, NodeType, TypeRef
 from server.engine import plan as planned
 from server.engine.context import Info, ModelContext
 from server.engine.listings import (
@@ -254,7 +255,10 @@ class Resolvers(Listings):
         """The value a reference names its node by, or a coroutine when the owner's item is
         still to read; a composite key's placeholders as a dict."""
         if not field.link:
-            return self._stored(owner.fields[field.source or ""])
+            source = owner.fields[field.source or ""]
+            if field.keys_of and source.entries is not None:  # its map as stored: the keys
+                source = replace(source, type=TypeRef("JSON"), entries=None)
+            return self._stored(source)
         parts = [(mine, self._stored(owner.fields[name])) for mine, name in field.link]
 
         def values(ref: Ref, info: Info) -> Any:
@@ -523,6 +527,6 @@ async def lookup_node(info: Info, ref: Ref | None) -> Ref | None:
 
 
 def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:
-    if node.single:
+    if node.id_keyed:
         return codec.by_id(node, str(args["id"]))
     return codec.ref(node, args)

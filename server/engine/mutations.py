@@ -70,8 +70,9 @@ def _writer(ctx: ModelContext) -> Writer:
 
 
 def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
-    """The node a mutation names by its key placeholders (a bare or global id for `id`)."""
-    if node.single:
+    """The node a mutation names by its key placeholders (a bare or global id for the `id` of
+    a one-template key)."""
+    if node.id_keyed:
         ref = ctx.codec.by_id(node, str(args["id"]))
         if ref is None:
             raise NotFound(f"{args['id']!r} is not a {node.name} id")
@@ -168,11 +169,8 @@ class _Mutations:
     def edge(self, edge: EdgeType) -> None:
         b = self.b
         source, target = self.model.types[edge.source], self.model.types[edge.target]
-        ends = end_arguments(edge)
-        args = {
-            ends[0]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
-            ends[1]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
-        }
+        ends = end_arguments(self.model, edge)
+        args = {name: self._end(end) for name, end in zip(ends, (source, target), strict=True)}
         values = {
             n: GraphQLArgument(
                 b.input(f.type.nullable() if f.default is not None else f.type),
@@ -194,6 +192,13 @@ class _Mutations:
             resolve=lambda _r, info, **a: self.remove(info, edge, source, target, a),
             description=f"Remove a {edge.label} edge; false if there was none.",
         )
+
+    def _end(self, node: NodeType) -> GraphQLArgument:
+        """The argument naming an edge's end: its id, or its key placeholder's value."""
+        if node.id_keyed:
+            return GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)
+        help = f"The {node.ident} of the {node.name}."
+        return GraphQLArgument(self.b.input(key_type(node, node.ident)), description=help)
 
     # ---- resolvers -------------------------------------------------------------------------
 
@@ -219,7 +224,7 @@ class _Mutations:
         ctx: ModelContext = info.context
         ctx.require_admin(f"create a {node.name}")
         values = self._stored(node.fields, values) | _initial(node.fields.values())
-        if node.single and values.get("id") is not None:
+        if node.id_keyed and values.get("id") is not None:
             found = ctx.codec.by_id(node, str(values["id"]))
             if found is None:
                 raise BadUserInput(f"{values['id']!r} is not a {node.name} id")
@@ -255,8 +260,11 @@ class _Mutations:
         target: NodeType,
         args: dict[str, Any],
     ) -> tuple[Ref, Ref]:
-        first, second = end_arguments(edge)
-        return _find(ctx, source, {"id": args[first]}), _find(ctx, target, {"id": args[second]})
+        first, second = end_arguments(self.model, edge)
+        return (
+            _find(ctx, source, {source.ident: args[first]}),
+            _find(ctx, target, {target.ident: args[second]}),
+        )
 
     async def add(
         self, info: Info, edge: EdgeType, source: NodeType, target: NodeType, args: dict[str, Any]

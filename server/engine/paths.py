@@ -43,10 +43,15 @@ class PathField:
         model = resolvers.model
         self.steps: list[tuple[Hop, EdgeType | None, Lister | None]] = []
         self.refs: dict[int, Callable[[Ref, Item | None], list[Ref]]] = {}
+        self.existing: set[int] = set()  # hops over a map's keys: a key with no item is none
+        self.stored_only = resolvers._stored_only
         for i, hop in enumerate(self.walk.hops):
             if hop.ref:  # the nodes a reference field's value names
                 owner = model.types[hop.start]
-                self.refs[i] = resolvers.codec.targets_in(owner.fields[hop.field], owner)
+                ref = owner.fields[hop.field]
+                self.refs[i] = resolvers.codec.targets_in(ref, owner)
+                if ref.keys_of and not model.types[ref.target or ""].implicit:
+                    self.existing.add(i)
                 self.steps.append((hop, None, None))
                 continue
             edge = model.edges[hop.edge]
@@ -93,6 +98,11 @@ class PathField:
             if hop.ref:  # each node's item names the nodes of this hop
                 found = await ctx.reads.items.load_many([n.key for n in nodes])
                 fars = [self.refs[i](n, item) for n, item in zip(nodes, found, strict=True)]
+                if i in self.existing:  # read now (the next hop reads them anyway)
+                    items = await asyncio.gather(
+                        *(ctx.reads.items.load_many([r.key for r in refs]) for refs in fars)
+                    )
+                    fars = list(map(self.stored_only, fars, items))
             else:
                 listings = [self._listing(lister, n, ctx) for n in nodes]
                 pages = await ctx.reads.alls.load_many(listings)

@@ -466,7 +466,7 @@ class _Builder:
         for node in self.model.types.values():
             if not node.node:
                 continue
-            if node.single:
+            if node.id_keyed:
                 args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
             else:
                 named = node.pk.placeholders if node.located else node.key_fields

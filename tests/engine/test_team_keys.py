@@ -427,6 +427,64 @@ async def test_a_reference_over_a_maps_keys_answers_the_nodes_in_key_order(
     assert len(ids["data"]["user"]["organizations"]) == 5  # read to leave org9 out
 
 
+# the same roles as a map of maps (`{"org2": {"Role": "admin", "Since": …}}`), typed by a stored
+# object with `entries:` rather than JSON
+PEOPLE_OBJECTS = PEOPLE.replace(
+    "organizationRoles: {type: JSON, attribute: OrganizationRoles}",
+    "organizationRoles: {type: '[Role!]', attribute: OrganizationRoles, entries: org}\n"
+    '      reached: {type: "[Org!]!", path: [organizations]}',
+) + (
+    "objects:\n  Role:\n    stored: true\n"
+    "    fields: {org: String!, role: {type: String!, attribute: Role}, since: Int}\n"
+)
+PEOPLE_OBJECT_ITEMS: list[dict[str, Any]] = [
+    *PEOPLE_ITEMS[: len(ORGS)],
+    *(
+        {"PK": f"USER#{u}", "SK": f"USER#{u}"}
+        | (
+            {}
+            if r is None
+            else {"OrganizationRoles": {o: {"Role": v, "Since": 2020} for o, v in r.items()}}
+        )
+        for u, r in ROLES.items()
+    ),
+]
+
+
+async def test_a_reference_over_a_stored_objects_entries_answers_their_keys_nodes(
+    team_http: TeamTable,
+) -> None:
+    """`keysOf` over a map of maps typed by a stored object with `entries:` (refused by
+    check-model before): the entries' keys, byte-wise, one wave, a key with no item left out."""
+    http = await team_http(PEOPLE_OBJECTS, PEOPLE_TABLE, PEOPLE_OBJECT_ITEMS)
+    query = (
+        "query($u: ID!) { user(id: $u) { organizationRoles { org role } "
+        "organizations { id name } } }"
+    )
+    for user in ROLES:
+        body = await gql(http, query, {"u": user})
+        assert "errors" not in body, (user, body)
+        found = body["data"]["user"]
+        assert [o["id"] for o in found["organizations"]] == [
+            f"ORG#{o}" for o in _organizations(user)
+        ], user
+        assert [o["name"] for o in found["organizations"]] == [
+            o.upper() for o in _organizations(user)
+        ]
+        roles = sorted((ROLES[user] or {}).items(), key=lambda kv: kv[0].encode())
+        expected = None if ROLES[user] is None else [{"org": o, "role": r} for o, r in roles]
+        assert found["organizationRoles"] == expected
+    body = await gql(http, query, {"u": "u1"})
+    assert _trace(body) == ({"BatchGetItem": 2}, 2)  # the user's item, then every organization
+    # the keys alone (no field of the objects selected): still read, to leave org9 out; a
+    # path's hop over them too (it answered org9 before)
+    ids = await gql(http, '{ user(id: "u1") { organizations { id } reached { id } } }')
+    assert "errors" not in ids, ids
+    expected = [{"id": f"ORG#{o}"} for o in _organizations("u1")]
+    assert ids["data"]["user"] == {"organizations": expected, "reached": expected}
+    assert _trace(ids) == ({"BatchGetItem": 2}, 2)
+
+
 # ---- seed 000 end to end: its own table, users with no item, `GROUPSUB#` replicas kept exact
 SEED_000 = """
 table:

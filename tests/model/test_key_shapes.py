@@ -121,7 +121,7 @@ MISTAKES = [
         "roles: {type: String, attribute: OrganizationRoles}",
         "types.User.fields.orgs.ref.keysOf (line 27): keysOf names a field over a map "
         "attribute, and roles is a String value field; declare it `roles: {type: JSON, "
-        "attribute: OrganizationRoles}`",
+        "attribute: OrganizationRoles}` (or a stored object's map with `entries:`)",
     ),
     (
         'orgs: {type: "[Org!]!", ref: {keysOf: roles}}',
@@ -238,3 +238,64 @@ def test_a_run_prefix_goes_as_far_as_the_values_given() -> None:
     assert run.prefix({"name": "Acme"}) == "account#Acme"
     assert run.prefix({"name": "Acme", "id": "1"}) == "account#Acme1#"
     assert run.format({"name": "Acme", "id": "1", "rest": "x"}) == "account#Acme1#x"
+
+
+# ---- a one-template key over a named placeholder (MODELS.md's own example) -------------------
+NAMED = """\
+table: {name: t, partitionKey: PK, sortKey: SK, typeAttribute: entity_type}
+types:
+  User:         {key: "ACCOUNT#{username}", typeValue: user}
+  Organization: {key: "ACCOUNT#{name}", typeValue: organization}
+  Repo:
+    key: {pk: "ACCOUNT#{ownerName}", sk: "REPO#{id}"}
+    parent: {type: Organization, field: owner, collection: repos}
+edges:
+  FOLLOWS: {from: User, to: User, forward: following}
+  STARS: {from: User, to: Organization, forward: starred}
+"""
+
+
+def test_a_one_template_key_over_a_named_placeholder_is_looked_up_by_it() -> None:
+    """Refused before: a one-template key held exactly {id}."""
+    model = parse_model(NAMED)
+    user, org = model.types["User"], model.types["Organization"]
+    assert user.single and user.ident == "username" and not user.id_keyed
+    assert org.ident == "name" and org.fields["name"].kind == "key"
+    assert model.types["Repo"].parent is not None
+    rows = summary(model).splitlines()
+    calls = {row.split()[0] for row in rows if row.startswith("  ")}
+    assert {"user(username:)", "organization(name:)", "repo(ownerName:,"} <= calls
+
+
+NAMED_MISTAKES = [
+    (
+        'User:         {key: "ACCOUNT#{username}", typeValue: user}',
+        'User:         {key: "ACCOUNT#{org}#{username}", typeValue: user}',
+        "types.User.key (line 3): a one-template key holds one placeholder (its global id is "
+        "the key: 'ORDER#{id}', 'ACCOUNT#{username}'), not {org, username}; write {pk, sk} for "
+        "a composite key",
+    ),
+    (  # `id` is the key itself here: no value an index could hold
+        'User:         {key: "ACCOUNT#{username}", typeValue: user}',
+        'User: {key: "ACCOUNT#{username}", typeValue: user, indexes: {gsi1: {pk: "U#{id}"}}}',
+        "types.User.indexes.gsi1 (line 3): unknown placeholder {id}",
+    ),
+    (  # without the type attribute nothing tells the two apart
+        ", typeAttribute: entity_type}",
+        "}",
+        "types.Organization.key (line 4): items of Organization and User can have the same keys",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"), NAMED_MISTAKES, ids=[m[2][:40] for m in NAMED_MISTAKES]
+)
+def test_each_named_key_mistake_is_one_line(old: str, new: str, expected: str) -> None:
+    assert old in NAMED
+    text = NAMED.replace(old, new, 1)
+    if "gsi1" in new:
+        text = text.replace("typeAttribute", "indexes: {gsi1: {partitionKey: G}}, typeAttribute")
+    with pytest.raises(ModelError) as raised:
+        parse_model(text)
+    assert any(line.startswith(expected) for line in raised.value.lines), raised.value.lines
