@@ -67,8 +67,8 @@ serve: $(STAMP) playground
 # The suites `make test` runs on DynamoDB Local (docs/internals.md, "The engines the tests run
 # on"). Only there: transactions, their tokens and isolation, where moto is lenient and slow
 # (it copies the table for each action of a transaction).
-LOCAL_ONLY := tests/engine/test_replicas.py tests/http/test_mutations.py \
-	tests/http/test_idempotency.py
+LOCAL_ONLY := tests/engine/test_replicas.py tests/engine/test_fan_out.py \
+	tests/http/test_mutations.py tests/http/test_idempotency.py
 # On moto and DynamoDB Local: the data plane, the engine over the shipped models and teams'
 # tables, reads with filters and ranges, live queries from the stream, bulk load and dump.
 LOCAL_TOO := tests/graph/test_data_plane.py tests/graph/test_streams.py \

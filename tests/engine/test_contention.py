@@ -8,8 +8,9 @@ actions cost moto). Afterwards the
 replicas of ``User.products`` equal the join of the edges, every read of the replicated fields
 equals the walked answer, no job or mark is left, and no answer was ``UNAVAILABLE``.
 
-``EDGEWISE_CONTENTION_RUNS=N`` runs N seeded examples instead of 2; ``python -m
-bench.fig_contention`` measures conflicting writes per second and a 150-member fan-out."""
+``EDGEWISE_CONTENTION_RUNS=N`` runs N seeded examples instead of 2; a 150-member fan-out under
+the same faults is tests/engine/test_fan_out.py; ``python -m bench.fig_contention`` measures
+conflicting writes per second and a 150-member fan-out."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import os
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from graph.dynamo.client import Endpoint, client_config, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
-from graph.table import MAX_ACTIONS, RetryPolicy, Table
+from graph.table import RetryPolicy, Table
 from graph.writes import background
 from server.engine import Engine, engine_for
 from server.http.app import create_app
@@ -229,43 +229,3 @@ def test_eight_clients_at_once_leave_the_replicas_exact_and_answer_no_unavailabl
 
     asyncio.run(scenario())
 
-
-FAN = 150  # members of group fan: two transactions of marks, four of replicas
-
-
-async def test_a_fan_out_to_150_members_completes_under_latency(
-    dynamodb: EmbeddedDynamoDB, tmp_path: Path
-) -> None:
-    """subscribeGroup of a group of 150 members, every DynamoDB call 0 to 50 ms late and one in
-    ten throttled: it answers its edge once the change committed, with no error; the replicas
-    are then all written (the rest of the pending protocol, in the background), and read right
-    meanwhile."""
-    data = yaml.safe_load((DEMO / "sample.yaml").read_text())
-    data["nodes"] += [{"type": "Group", "id": "fan", "name": "Fan"}]
-    data["nodes"] += [{"type": "User", "id": f"f{i}", "name": f"F{i}"} for i in range(FAN)]
-    data["edges"] += [
-        {"label": "MEMBER_OF", "from": f"f{i}", "to": "fan", "role": "MEMBER"} for i in range(FAN)
-    ]
-    (tmp_path / "model.yaml").write_text(contended())
-    (tmp_path / "sample.yaml").write_text(yaml.safe_dump(data))
-    model = str(tmp_path / "model.yaml")
-    engine = engine_for(model)
-    dynamodb.reset()
-    faults = Faults(seed=34, latency=0.05, throttle=0.1)
-    async with loaded(dynamodb.url, engine, faults, max_actions=MAX_ACTIONS) as (table, faulty):
-        app = create_app(Settings(model=model), table=faulty)
-        subscribe = (
-            'mutation { subscribeGroup(groupId: "fan", productId: "prod3", plan: "p") { cursor } }'
-        )
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://edgewise"
-        ) as http:
-            body = (await http.post("/graphql", json={"query": subscribe})).json()
-            assert "errors" not in body, body
-            read = '{ user(id: "f149") { hasAccess(productId: "prod3") } }'
-            assert (await http.post("/graphql", json={"query": read})).json()["data"] == {
-                "user": {"hasAccess": True}
-            }
-        assert await background.settled(120)
-        assert await drift(table, engine) == {}
-        assert await leftovers(table) == []
