@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -37,7 +38,7 @@ from server.http.limits import Limits
 from server.settings import Settings
 from tests.engine.test_replicas import DEMO, drift, leftovers, replicated
 from tests.faults import FaultProxy, Faults
-from tests.helpers import LEAN
+from tests.helpers import LEAN, LOCAL
 from tests.table_state import create_streamless
 
 USERS = ("alice", "bob", "u1", "u2", "u3", "m0", "m1")
@@ -229,3 +230,49 @@ def test_eight_clients_at_once_leave_the_replicas_exact_and_answer_no_unavailabl
 
     asyncio.run(scenario())
 
+
+@pytest.mark.skipif(LOCAL, reason="the server's retries, whatever the engine: run on moto")
+async def test_a_call_left_unanswered_is_sent_again_after_the_dynamodb_timeout(
+    dynamodb: EmbeddedDynamoDB, model_file: str
+) -> None:
+    """``--dynamodb-timeout``: a call DynamoDB never answers is sent again after that long, and
+    the request answers within its deadline; without it, one attempt waits as long as the
+    deadline allows, and the request answers UNAVAILABLE at its deadline."""
+    engine = engine_for(model_file)
+    dynamodb.reset()
+    async with (
+        open_client(Endpoint(dynamodb.url), lean=LEAN) as client,
+        FaultProxy(dynamodb.url) as proxy,
+    ):
+        await create_streamless(client.control, "graph", engine.layout)
+        table = Table(client, "graph", layout=engine.layout)
+        await table.batch_write(engine.sample_items(table))
+        answered = {}
+        for timeout in (0.3, None):
+            settings = Settings(
+                model=model_file,
+                dynamodb=proxy.url,
+                table="graph",
+                deadline=2.0,
+                dynamodb_timeout=timeout,
+                client="lean" if LEAN else "botocore",
+            )
+            app = create_app(settings)
+            async with (
+                app.router.lifespan_context(app),
+                httpx.AsyncClient(
+                    transport=httpx.ASGITransport(app=app), base_url="http://edgewise"
+                ) as http,
+            ):
+                hangs = proxy.stats["hang"]
+                proxy.inject("BatchGetItem", "hang")  # the read of the user
+                began = time.monotonic()
+                query = '{ user(id: "alice") { name } }'
+                body = (await http.post("/graphql", json={"query": query})).json()
+                answered[timeout] = (time.monotonic() - began, body)
+                assert proxy.stats["hang"] == hangs + 1
+    took, body = answered[0.3]
+    assert body == {"data": {"user": {"name": "Alice"}}}, answered
+    took, body = answered[None]
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["UNAVAILABLE"], body
+    assert took >= 1.9, answered
