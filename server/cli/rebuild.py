@@ -18,6 +18,7 @@ from graph.writes.writer import Writer
 from model import Model
 from model.values import Replica
 from server.cli.command import Command, connection_flags, endpoint_of, engine_of
+from server.cli.flags import add_setting
 
 __all__ = ["COMMAND"]
 
@@ -26,6 +27,12 @@ PATIENCE = 120.0  # seconds one call may take, retries included: no request wait
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     connection_flags(parser)
+    add_setting(
+        parser,
+        "dynamodb_timeout",
+        "seconds one DynamoDB call waits for its answer before it is sent again (each later "
+        f"attempt of that call twice as long; default: the {PATIENCE:.0f} s a call may take)",
+    )
     parser.add_argument(
         "--field",
         metavar="TYPE.FIELD",

@@ -57,13 +57,16 @@ async def drifted(dynamodb: EmbeddedDynamoDB, engine: Engine) -> Table:
 async def test_rebuild_through_throttling_and_slow_answers_writes_every_replica(
     dynamodb: EmbeddedDynamoDB, model_file: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """30 % of the calls throttled, each 0 to 50 ms late, and one transaction never answered
+    (``--dynamodb-timeout 1`` sends it again): every replica is written."""
     engine = engine_for(model_file)
     await drifted(dynamodb, engine)
     faults = Faults(seed=5, latency=0.05, throttle=0.3)
     async with FaultProxy(dynamodb.url, faults) as proxy:
+        proxy.inject("TransactWriteItems", "hang")  # never answered: sent again after 1 s
         args = ["rebuild", "--model", model_file, "--dynamodb", proxy.url]
-        await asyncio.to_thread(main, args)
-        assert proxy.stats["throttle"] > 0
+        await asyncio.to_thread(main, [*args, "--dynamodb-timeout", "1"])
+        assert proxy.stats["throttle"] > 0 and proxy.stats["hang"] == 1
     printed = capsys.readouterr()
     assert printed.out.count("missing USER#u") == 2 * USERS
     assert f"{2 * USERS} differences, written" in printed.err
