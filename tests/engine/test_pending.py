@@ -225,6 +225,32 @@ async def test_a_process_killed_at_each_step_is_finished_exactly_at_the_next_sta
             assert (await compare("m1", "prod3"))[0][1] is edge
 
 
+async def test_a_process_killed_while_finishing_a_dead_ones_job_is_finished_by_the_next(
+    small: Table, engine: Engine, model_file: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two crashes: the writer dies once its change committed, then the process that takes its
+    job over dies after settling one member; reads stay the walked answer, and the next start
+    finishes the job exactly."""
+    monkeypatch.setattr(pending, "LEASE", 0.0)
+    writer = Writer(Steps(small, dies=COMMITTED), engine.codec)
+    with contextlib.suppress(Killed):
+        await writer.add_edge(*subscribes(writer, "big", "prod3"), PLAN)
+    missing = len((await drift(small, engine))["missing"])
+    assert missing == MEMBERS
+    monkeypatch.setattr(pending, "AT_ONCE", 1)  # the members settled one after another
+    with contextlib.suppress(Killed):  # the job taken over, one member settled
+        await pending.resume_replicas(Upkeep(engine.codec, Steps(small, dies=2)))
+    assert len((await drift(small, engine))["missing"]) == missing - 1
+    assert len(await leftovers(small)) > 1  # the job, and members still marked
+    async with readers(small, model_file) as compare:
+        for user in ("m0", "m7"):
+            got, walked = await compare(user, "prod3")
+            assert got == walked and got[1] is True, user
+    assert await pending.resume_replicas(Upkeep(engine.codec, small)) == 1
+    assert not await drift(small, engine)
+    assert await leftovers(small) == []
+
+
 def commits(product: str) -> Callable[[str, dict[str, Any]], bool]:
     """The transaction that puts the SUBSCRIBES_TO edge to ``product``."""
 
