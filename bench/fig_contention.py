@@ -287,8 +287,9 @@ def render(contended_rows: list[Contended], fan: list[FanOut]) -> Section:
         "deadline (10 s), and only then answers CONFLICT (the client sends it again).\n\n"
         + writes
         + f"\n\nA group of {MEMBERS} members subscribing to a product, then unsubscribing "
-        f"({FANOUTS} times each): the answer comes once the change committed (its job, the "
-        "marks, the change); the replicas are written after, in the background. moto copies the "
+        f"({FANOUTS} times each): the request waits for the replicas while its deadline leaves "
+        "time to answer (a quarter of it kept), then answers, its change (its job, the marks, "
+        "the change) committed, and the replicas are written in the background. moto copies the "
         "whole table for each action of a transaction, so a 100-action transaction costs it "
         "seconds: that cost, not Edgewise's, is most of these times.\n\n" + fanouts
     )
