@@ -29,6 +29,7 @@ from graph.table import RetryPolicy, Table
 from graph.writes import background, pending
 from graph.writes.replicas import Upkeep
 from graph.writes.writer import Writer
+from server.cli.main import main
 from server.engine import Engine, engine_for
 from server.http.app import create_app
 from server.settings import Settings
@@ -247,6 +248,26 @@ async def test_a_process_killed_while_finishing_a_dead_ones_job_is_finished_by_t
             got, walked = await compare(user, "prod3")
             assert got == walked and got[1] is True, user
     assert await pending.resume_replicas(Upkeep(engine.codec, small)) == 1
+    assert not await drift(small, engine)
+    assert await leftovers(small) == []
+
+
+async def test_a_job_a_dead_process_left_is_finished_by_rebuild(
+    small: Table,
+    engine: Engine,
+    model_file: str,
+    dynamodb: EmbeddedDynamoDB,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``edgewise rebuild`` first finishes the replicas' work a crashed process left: the
+    job's members written and their marks cleared, the job gone."""
+    monkeypatch.setattr(pending, "LEASE", 0.0)
+    writer = Writer(Steps(small, dies=COMMITTED + 1), engine.codec)
+    with contextlib.suppress(Killed):
+        await writer.add_edge(*subscribes(writer, "big", "prod3"), PLAN)
+    assert await drift(small, engine) and len(await leftovers(small)) > 1
+    args = ["rebuild", "--model", model_file, "--dynamodb", dynamodb.url, "--table", "graph"]
+    await asyncio.to_thread(main, args)
     assert not await drift(small, engine)
     assert await leftovers(small) == []
 
