@@ -180,7 +180,8 @@ async def test_each_bad_answer_is_handled_as_on_the_botocore_path(
 ) -> None:
     """A bad CRC32, a truncated body, a 5xx, throttling, a dropped connection and a hung answer
     (past the read timeout) are retried, and the read is exact; the same every time is
-    UNAVAILABLE after every attempt; expired credentials fail at once (same code, same
+    UNAVAILABLE after every attempt, but throttling, retried for as long as the deadline
+    allows (DynamoDB is busy, not failing); expired credentials fail at once (same code, same
     attempts counted in the trace, whichever client: the fixture runs both)."""
     table, proxy = proxied
     for kind in ("bad_crc32", "truncated", "server_error", "throttle", "drop", "hang"):
@@ -191,7 +192,7 @@ async def test_each_bad_answer_is_handled_as_on_the_botocore_path(
         assert proxy.stats[kind] == 2, kind
         assert request.trace.operations["BatchGetItem"] == 3, kind  # two faulted, one answer
 
-    for kind in ("bad_crc32", "truncated", "server_error", "throttle"):
+    for kind in ("bad_crc32", "truncated", "server_error"):
         request = table.for_request()
         proxy.inject("GetItem", kind, times=FAST.attempts)
         with pytest.raises(EdgewiseError) as caught:
@@ -200,6 +201,11 @@ async def test_each_bad_answer_is_handled_as_on_the_botocore_path(
             kind
         )
         assert request.trace.operations["GetItem"] == FAST.attempts, kind
+
+    request = table.for_request()  # DynamoDB busy: retried past the attempts, within the deadline
+    proxy.inject("GetItem", "throttle", times=FAST.attempts)
+    assert (await request.get_item(KEYS[0]) or {}).get("name") == "u0"
+    assert request.trace.operations["GetItem"] == FAST.attempts + 1
 
     request = table.for_request()
     proxy.inject("Query", "expired_token")

@@ -51,7 +51,7 @@ class Served:
         kinds: dict[str, list[int]] = {"moto": [], "worker": [], "other": []}
         for pid in children(self.process.pid):
             command = _cmdline(pid)
-            kind = "moto" if "moto.server" in command else "other"
+            kind = "moto" if "moto_child" in command else "other"
             kinds["worker" if "spawn_main" in command else kind].append(pid)
         return kinds
 
