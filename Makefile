@@ -67,8 +67,8 @@ serve: $(STAMP) playground
 # The suites `make test` runs on DynamoDB Local (docs/internals.md, "The engines the tests run
 # on"). Only there: transactions, their tokens and isolation, where moto is lenient and slow
 # (it copies the table for each action of a transaction).
-LOCAL_ONLY := tests/engine/test_replicas.py tests/engine/test_fan_out.py \
-	tests/http/test_mutations.py tests/http/test_idempotency.py
+LOCAL_ONLY := tests/engine/test_replicas.py tests/engine/test_pending.py \
+	tests/engine/test_fan_out.py tests/http/test_mutations.py tests/http/test_idempotency.py
 # On moto and DynamoDB Local: the data plane, the engine over the shipped models and teams'
 # tables, reads with filters and ranges, live queries from the stream, bulk load and dump.
 LOCAL_TOO := tests/graph/test_data_plane.py tests/graph/test_streams.py \
@@ -78,7 +78,7 @@ LOCAL_TOO := tests/graph/test_data_plane.py tests/graph/test_streams.py \
 	tests/engine/test_team_keys.py tests/engine/test_team_names.py tests/engine/test_access_patterns.py \
 	tests/http/test_tickets_offices.py tests/http/test_subscriptions.py \
 	tests/integration/test_stream_consumer.py tests/integration/test_bulk.py \
-	tests/engine/test_pending.py tests/engine/test_contention.py
+	tests/engine/test_contention.py
 
 test: $(STAMP) playground audit clients dynalite dynamodb-local browser redis
 	$(BIN)/ruff check graph server model models tests bench tools docs/hooks
