@@ -28,6 +28,7 @@ from typing import Annotated, Any, ClassVar
 
 from graph.dynamo.client import CLIENTS, DEFAULT_CLIENT
 from graph.errors import BadUserInput
+from graph.table import UNITS
 from graph.writes.idempotency import DEFAULT_TTL
 from model import SHIPPED
 from server.http.cors import parse_origins
@@ -361,6 +362,16 @@ class Settings:
         "orjson) or botocore (aioboto3 for every call, as before); the control plane is always "
         "aioboto3",
     )
+    consumed_units: Annotated[
+        str | None,
+        Flag(DATA, choices=UNITS, default="computed on the embedded moto, else reported"),
+    ] = Field(
+        None,
+        description="the consumed capacity units of the trace and the metrics: reported (the "
+        "endpoint's; computed for a call whose answer carries none) or computed (from the "
+        "items' sizes by DynamoDB's rules, for an endpoint that reports them its own way, as "
+        "moto does)",
+    )
     deadline: Annotated[float, Flag(DATA, metavar="SECONDS")] = Field(
         10.0, description="seconds a request's DynamoDB calls may take, retries included"
     )
@@ -500,6 +511,16 @@ class Settings:
     def metrics_enabled(self) -> bool:
         return self.metrics if self.metrics is not None else not self.production
 
+    @property
+    def units(self) -> str:
+        """Where the process's consumed units come from (:class:`graph.table.Table`'s
+        ``units``): ``consumed_units``, else computed on moto, which Edgewise starts for the
+        embedded DynamoDB and which reports them its own way (1 unit a Query, whatever its
+        size or consistency; none for a transaction), else reported."""
+        if self.consumed_units is not None:
+            return self.consumed_units
+        return "computed" if self.dynamodb == "embedded" else "reported"
+
 
 def _fields(cls: type) -> dict[str, FieldInfo]:
     """The fields a class body declares with :func:`Field`, in their order."""
@@ -539,6 +560,15 @@ def _log_format(value: Any) -> str:
     return chosen
 
 
+def _units(value: Any) -> str | None:
+    if value is None:
+        return None
+    chosen = str(value).strip().lower()
+    if chosen not in UNITS:
+        raise ValueError(f"use {' or '.join(UNITS)}")
+    return chosen
+
+
 def _client(value: Any) -> str:
     chosen = str(value).strip().lower()
     if chosen not in CLIENTS:
@@ -551,6 +581,7 @@ _BEFORE: dict[str, Callable[[Any], Any]] = {
     "cors_origins": _origins,
     "log_format": _log_format,
     "client": _client,
+    "consumed_units": _units,
 }
 
 

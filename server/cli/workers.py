@@ -132,9 +132,9 @@ def serve_workers(settings: Settings, capabilities: Capabilities | None) -> None
             stack.callback(embedded.stop)
             url = embedded.url
             capabilities = asyncio.run(_prepare(settings, engine, url))
-        shared = (
-            settings.model_copy(update={"dynamodb": url, "data_file": None}) if url else settings
-        )
+        # the embedded DynamoDB's URL, and its units (computed on moto) kept
+        moved = {"dynamodb": url, "data_file": None, "consumed_units": settings.units}
+        shared = settings.model_copy(update=moved) if url else settings
         os.environ[ENV] = WorkerSpec(
             shared, capabilities, settings.log_format, os.getpid()
         ).encode()

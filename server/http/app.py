@@ -84,7 +84,7 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         client = await stack.enter_async_context(open_client(endpoint, config, lean=lean))
         name = settings.table or engine.table_name
         policy = RetryPolicy(deadline=settings.deadline)
-        table = Table(client, name, policy, layout=engine.layout)
+        table = Table(client, name, policy, layout=engine.layout, units=settings.units)
         if embedded_mode:
             await create_table(client.control, name, layout=engine.layout)
             if data_file is not None and data_file.exists():
