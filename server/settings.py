@@ -38,6 +38,7 @@ from server.http.persisted import DEFAULT_CACHE_BYTES
 from server.observe.logs import FORMATS
 
 __all__ = [
+    "EMBEDDED",
     "ENV_PREFIX",
     "Field",
     "FieldInfo",
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 ENV_PREFIX = "EDGEWISE_"
+EMBEDDED = ("embedded", "local")  # the --dynamodb values that start an engine: moto, DynamoDB Local
 
 # The groups of `edgewise serve --help`, in the order of their first field.
 DATA = "DynamoDB and the model"
@@ -334,7 +336,8 @@ class Settings:
     # DynamoDB and the model
     dynamodb: Annotated[str, Flag(DATA, metavar="D")] = Field(
         "embedded",
-        description="embedded (a moto server child process), aws, or an endpoint URL, "
+        description="embedded (a moto server child process), local (DynamoDB Local, AWS's "
+        "emulator, as a child process: needs Java and its jar), aws, or an endpoint URL, "
         "e.g. http://127.0.0.1:8001",
     )
     table: Annotated[
@@ -510,6 +513,11 @@ class Settings:
     @property
     def metrics_enabled(self) -> bool:
         return self.metrics if self.metrics is not None else not self.production
+
+    @property
+    def embedded(self) -> bool:
+        """Whether the process starts its DynamoDB: moto (``embedded``) or DynamoDB Local."""
+        return self.dynamodb in EMBEDDED
 
     @property
     def units(self) -> str:

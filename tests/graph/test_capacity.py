@@ -24,12 +24,12 @@ import pytest
 
 from graph.capacity import computed_units, item_size
 from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.local import DynamoDBLocal
 from graph.dynamo.values import Binary
 from graph.table import Layout, Table
 from models.demo.generate import demo_items
 from server.http.app import create_app
 from server.settings import Settings
-from tests.dynamodb_local import DynamoDBLocal
 from tests.helpers import DEMO_LAYOUT, LEAN, LOCAL, gql
 
 # The demo's reads and writes: node lookups (found, missing, many), edges both ways, a filtered
