@@ -81,6 +81,7 @@ class SharingTable(Table):
             table.deadline,
             layout=table.layout,
             observer=table.observer,
+            units=table.units,
         )
         self.gets = gets
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
 
+from graph.capacity import computed_units
 from graph.dynamo.plane import DataPlane, Params, Response
 from graph.dynamo.values import Binary, decode_item, encode_value
 from graph.errors import EdgewiseError, Unavailable, cancellation_codes, unreachable
@@ -24,6 +25,7 @@ from graph.observer import Observer, Sent, outcome
 from model import KeyValueError
 
 __all__ = [
+    "UNITS",
     "Failure",
     "Item",
     "Layout",
@@ -44,6 +46,7 @@ Send = Callable[[Params], Awaitable[Response]]
 WRITE_OPERATIONS = frozenset(
     {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
 )
+UNITS = ("reported", "computed")  # where a table's consumed units come from
 GET_BATCH = 100
 WRITE_BATCH = 25
 
@@ -144,7 +147,9 @@ class RetryPolicy:
 
 @dataclass
 class Trace:
-    """What one GraphQL request cost DynamoDB. ``rounds`` counts rises of in-flight calls from 0."""
+    """What one GraphQL request cost DynamoDB. ``rounds`` counts rises of in-flight calls from 0.
+    ``computed``: whether any of its consumed units are Edgewise's computation
+    (:mod:`graph.capacity`) rather than what the endpoint reported."""
 
     requests: int = 0
     rounds: int = 0
@@ -152,6 +157,8 @@ class Trace:
     consumed_read_units: float = 0.0
     consumed_write_units: float = 0.0
     in_flight: int = 0
+    computed: bool = False
+    sizes: dict[str, int] = field(default_factory=dict)  # items read, for graph.capacity
 
     @asynccontextmanager
     async def call(self, operation: str) -> AsyncIterator[None]:
@@ -186,6 +193,12 @@ class Trace:
             self.consumed_read_units += read
             self.consumed_write_units += write
 
+    def add(self, read: float, write: float) -> None:
+        """Add units Edgewise computed (:func:`graph.capacity.computed_units`)."""
+        self.consumed_read_units += read
+        self.consumed_write_units += write
+        self.computed = True
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
@@ -193,6 +206,7 @@ class Trace:
             "operations": dict(self.operations),
             "consumedReadUnits": self.consumed_read_units,
             "consumedWriteUnits": self.consumed_write_units,
+            "consumedUnitsSource": "computed" if self.computed else "reported",
         }
 
 
@@ -214,6 +228,7 @@ class Table:
         *,
         layout: Layout,
         observer: Observer | None = None,
+        units: str = "reported",
     ) -> None:
         self.client = cast(DataPlane, client)
         self.name = name
@@ -223,6 +238,12 @@ class Table:
         self.max_in_flight = max_in_flight
         self.deadline = deadline  # time.monotonic() by which every call must have ended
         self.observer = observer
+        # "computed": every call's consumed units are computed (graph.capacity), for an endpoint
+        # that reports them its own way (moto); "reported": the endpoint's, computed only for a
+        # call whose answer carries none.
+        if units not in UNITS:
+            raise ValueError(f"units={units!r}: use {' or '.join(UNITS)}")
+        self.units = units
         self._gate = asyncio.Semaphore(max_in_flight)
 
     def for_request(self, observer: Observer | None = None) -> Table:
@@ -234,11 +255,12 @@ class Table:
             self.client,
             self.name,
             self.policy,
-            Trace(),
+            Trace(computed=self.units == "computed"),
             self.max_in_flight,
             deadline,
             layout=self.layout,
             observer=observer if observer is not None else self.observer,
+            units=self.units,
         )
 
     def _ends(self, started: float) -> float:
@@ -255,7 +277,7 @@ class Table:
                     response = await send(params)
                 finally:
                     trace.ended()
-            trace.consumed(operation, response)
+            self._consumed(operation, params, response)
             return response
         async with self._gate:
             if trace.in_flight == 0:
@@ -269,7 +291,7 @@ class Table:
                 raise
             else:
                 read, write = trace.consumed_read_units, trace.consumed_write_units
-                trace.consumed(operation, response)
+                self._consumed(operation, params, response)
                 read, write = trace.consumed_read_units - read, trace.consumed_write_units - write
                 partial = bool(response.get("UnprocessedKeys") or response.get("UnprocessedItems"))
                 elapsed = time.perf_counter() - started
@@ -279,6 +301,15 @@ class Table:
                 trace.ended()
                 if trace.in_flight == 0:
                     observer.round_ended()
+
+    def _consumed(self, operation: str, params: Params, response: Response) -> None:
+        """Count the units a call consumed: as its answer reports them, else (where the table
+        computes them, or the answer carries none) computed, if the call asked for them."""
+        if self.units == "reported" and response.get("ConsumedCapacity"):
+            self.trace.consumed(operation, response)
+        elif params.get("ReturnConsumedCapacity", "NONE") != "NONE":
+            units = computed_units(operation, params, response, self.layout, self.trace.sizes)
+            self.trace.add(*units)
 
     async def call(self, operation: str, send: Send, params: Params) -> Response:
         """``send(params)`` (one call of the data plane, or of the control plane, counted as

@@ -18,13 +18,13 @@ import pytest
 
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.local import DynamoDBLocal
 from graph.table import Table
 from models.demo.generate import demo_items
 from server.engine import engine_for
 from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
-from tests.dynamodb_local import DynamoDBLocal
 from tests.helpers import DEMO_LAYOUT, LEAN, LOCAL
 from tests.table_state import SerialDynamoDB, demo_table
 
