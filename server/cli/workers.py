@@ -96,7 +96,9 @@ async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities
 
     assert settings.table is not None  # set from the model by the CLI
     config = client_config(settings.connect_timeout, settings.read_timeout)
-    async with open_client(Endpoint(url), config, lean=settings.client == "lean") as client:
+    async with open_client(
+        Endpoint(url, embedded=True), config, lean=settings.client == "lean"
+    ) as client:
         policy = RetryPolicy(deadline=settings.deadline)
         table = Table(client, settings.table, policy, layout=engine.layout)
         await create_table(client.control, table.name, layout=engine.layout)
@@ -111,7 +113,7 @@ async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities
 
 async def _save(settings: Settings, engine: Engine, url: str) -> None:
     assert settings.table is not None and settings.data_file is not None
-    async with open_client(Endpoint(url), lean=settings.client == "lean") as client:
+    async with open_client(Endpoint(url, embedded=True), lean=settings.client == "lean") as client:
         table = Table(client, settings.table, layout=engine.layout)
         count = await dump(table, settings.data_file)
         log.info("dumped %d items to %s", count, settings.data_file)

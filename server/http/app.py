@@ -75,7 +75,7 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
             # child to the thread that forked it. Nothing is served yet, so blocking is fine.
             embedded = start_embedded(settings.dynamodb)
             stack.callback(embedded.stop)
-            endpoint = Endpoint(embedded.url)
+            endpoint = Endpoint(embedded.url, embedded=True)
         else:
             endpoint = Endpoint.parse(settings.dynamodb)
         config = client_config(settings.connect_timeout, settings.read_timeout)
