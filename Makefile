@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: serve test docs playground audit clients dynalite dynamodb-local java browser redis schema clean \
+.PHONY: serve serve-local test docs playground audit clients dynalite dynamodb-local java browser redis schema clean \
 	bench fuzz soak wheel lambda
 
 $(BIN)/python:
@@ -63,6 +63,10 @@ redis:
 
 serve: $(STAMP) playground
 	$(BIN)/edgewise serve
+
+# The same on AWS's DynamoDB Local instead of moto (Java and its jar: make dynamodb-local).
+serve-local: $(STAMP) playground dynamodb-local
+	$(BIN)/edgewise serve --dynamodb local
 
 # The suites `make test` runs on DynamoDB Local (docs/internals.md, "The engines the tests run
 # on"). Only there: transactions, their tokens and isolation, where moto is lenient and slow

@@ -130,7 +130,7 @@ async def _cpu(client: httpx.AsyncClient, fanout: int, iterations: int) -> list[
     return seconds
 
 
-def render(rows: list[CopiesRow], iterations: int) -> Section:
+def render(rows: list[CopiesRow], iterations: int, engine: str = "moto") -> Section:
     body = []
     for row in rows:
         base = next(r for r in rows if r.fanout == row.fanout)
@@ -153,7 +153,7 @@ def render(rows: list[CopiesRow], iterations: int) -> Section:
         "by `bench/fig_copies.py` from `models/demo/model.yaml`), over the same graph (a user in "
         "10 or 100 groups). The variant answers each group's `name` from its edge item: no "
         "BatchGetItem for the groups, one round instead of two. Requests and rounds as the "
-        "metering proxy counted them against live moto (each call held 5 ms while counting, "
+        f"metering proxy counted them against live {engine} (each call held 5 ms while counting, "
         "so that the calls of one round overlap); CPU is this process's (the server in "
         f"process, over aiobotocore) per request, median of {iterations}; the ratio is to the "
         "demo model at the same fan-out.\n\n" + table(header, body)
@@ -161,8 +161,8 @@ def render(rows: list[CopiesRow], iterations: int) -> Section:
     return Section("Copies on edges: one round less (copyOf)", text)
 
 
-async def _figure(moto: str, control: ProxyControl, iterations: int) -> Section:
-    return render(await measure(moto, control, iterations), iterations)
+async def _figure(url: str, control: ProxyControl, iterations: int, engine: str) -> Section:
+    return render(await measure(url, control, iterations), iterations, engine)
 
 
 def main() -> None:

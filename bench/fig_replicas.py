@@ -7,8 +7,9 @@ the wall time of one request with every DynamoDB call held 10 ms. Writes: what a
 membership and a subscription costs with and without the replica (the trace's requests, rounds
 and write units).
 
-``python -m bench.fig_replicas`` runs this figure alone (its own moto and proxy) and writes
-``results/REPLICAS.md``; ``python -m bench`` includes it as figure 9."""
+``python -m bench.fig_replicas [--engine local]`` runs this figure alone (its own moto, or
+DynamoDB Local, and proxy) and writes ``results/REPLICAS.md`` (``REPLICAS-LOCAL.md``);
+``python -m bench`` includes it as figure 9."""
 
 from __future__ import annotations
 
@@ -104,6 +105,7 @@ class ReadRow:
     agrees: bool
     cpu: list[float]  # seconds per request
     latency: float  # seconds, calls held 10 ms
+    units: str  # the trace's read units and their source
 
     @property
     def median(self) -> float:
@@ -116,6 +118,11 @@ class WriteRow:
     model: str
     rounds: int
     requests: str
+    units: str  # the trace's write units and their source (reported or computed)
+
+
+def _units(trace: dict[str, Any], kind: str) -> str:
+    return f"{trace[f'consumed{kind}Units']:g} ({trace['consumedUnitsSource']})"
 
 
 async def _post(client: httpx.AsyncClient, query: str, variables: dict[str, Any]) -> Any:
@@ -132,13 +139,14 @@ async def _post(client: httpx.AsyncClient, query: str, variables: dict[str, Any]
 
 
 async def measure(
-    moto: str, control: ProxyControl, iterations: int
+    moto: str, control: ProxyControl, iterations: int, units: str = "computed"
 ) -> tuple[list[ReadRow], list[WriteRow]]:
-    """Load both models' tables into ``moto``, then count, time and write through the proxy."""
+    """Load both models' tables into ``moto``, then count, time and write through the proxy.
+    ``units``: computed (moto's own figures are not DynamoDB's), or reported (DynamoDB Local)."""
     reads: list[ReadRow] = []
     writes: list[WriteRow] = []
     variant = ("+ replica", variant_model())
-    async with served(moto, control, variant, [_sample()], "replicas") as apps:
+    async with served(moto, control, variant, [_sample()], "replicas", units) as apps:
         for name, query in READS.items():
             for fanout in FANOUTS:
                 answers = []
@@ -154,7 +162,8 @@ async def measure(
                 body = await _post(app, mutation, {})
                 trace = body["extensions"]["dynamodb"]
                 requests = f"{trace['requests']} ({short(trace['operations'])})"
-                writes.append(WriteRow(name, label, trace["rounds"], requests))
+                units = _units(trace, "Write")
+                writes.append(WriteRow(name, label, trace["rounds"], requests, units))
     return reads, writes
 
 
@@ -177,6 +186,7 @@ async def _read(
     iterations: int,
 ) -> tuple[ReadRow, Any]:
     variables = {"id": f"f{fanout}-u"}
+    await _post(app, query, variables)  # warm: the engine's first answer to a new query is slow
     await control.configure(latency=LATENCY)
     await control.reset()
     started = time.perf_counter()
@@ -193,10 +203,14 @@ async def _read(
             cpu.append(time.process_time() - began)
     agrees = (trace["requests"], trace["rounds"]) == (seen.requests, seen.rounds)
     requests = f"{seen.requests} ({short(seen.operations)})"
-    return ReadRow(name, fanout, label, seen.rounds, requests, agrees, cpu, latency), body["data"]
+    units = _units(trace, "Read")
+    row = ReadRow(name, fanout, label, seen.rounds, requests, agrees, cpu, latency, units)
+    return row, body["data"]
 
 
-def render(reads: list[ReadRow], writes: list[WriteRow], iterations: int) -> Section:
+def render(
+    reads: list[ReadRow], writes: list[WriteRow], iterations: int, engine: str = "moto"
+) -> Section:
     body = []
     for row in reads:
         base = next(r for r in reads if (r.query, r.fanout) == (row.query, row.fanout))
@@ -211,6 +225,7 @@ def render(reads: list[ReadRow], writes: list[WriteRow], iterations: int) -> Sec
                 f"{row.median * 1000:.1f}",
                 f"{row.median / base.median:.2f}x",
                 f"{row.latency * 1000:.0f}",
+                row.units,
             ]
         )
     header = [
@@ -223,10 +238,11 @@ def render(reads: list[ReadRow], writes: list[WriteRow], iterations: int) -> Sec
         "CPU ms",
         "CPU ratio",
         "ms at 10 ms a call",
+        "read units",
     ]
     written = table(
-        ["mutation", "model", "rounds", "requests"],
-        [[w.mutation, w.model, str(w.rounds), w.requests] for w in writes],
+        ["mutation", "model", "rounds", "requests", "write units"],
+        [[w.mutation, w.model, str(w.rounds), w.requests, w.units] for w in writes],
     )
     text = (
         "`user(id:) { hasAccess(productId:) }` and `user(id:) { products { product { id } via "
@@ -234,9 +250,13 @@ def render(reads: list[ReadRow], writes: list[WriteRow], iterations: int) -> Sec
         "subscriptions), and on a variant that replicates it into the user's partition "
         "(`materialize:`, built by `bench/fig_replicas.py` from `models/demo/model.yaml`), over "
         "the same graph: a user in 10 or 100 groups, each subscribed to 3 of 30 products. "
-        "Requests and rounds as the metering proxy counted them against live moto; CPU is this "
-        f"process's per request, median of {iterations}, the ratio to the demo model; the last "
-        "column is one request's wall time with each DynamoDB call held 10 ms.\n\n"
+        "Requests and rounds as the metering proxy counted them against live "
+        f"{engine}; CPU is this process's per request, median of {iterations}, the ratio to "
+        "the demo model; the last "
+        "column but one is one request's wall time with each DynamoDB call held 10 ms (after one "
+        "request to warm the engine), the last the trace's consumed units, as the engine "
+        "reported them, or as Edgewise computed them on moto (its own figures are not "
+        "DynamoDB's), as it does when it embeds moto.\n\n"
         + table(header, body)
         + "\n\nWhat the replica adds to a write (one mutation's trace): the clocks of the "
         "nodes whose edges it lists are read first (a BatchGetItem), then those edges (a Query), "
@@ -249,9 +269,10 @@ def render(reads: list[ReadRow], writes: list[WriteRow], iterations: int) -> Sec
     return Section("Replicas of a path: one round for a transitive question (materialize)", text)
 
 
-async def _figure(moto: str, control: ProxyControl, iterations: int) -> Section:
-    reads, writes = await measure(moto, control, iterations)
-    return render(reads, writes, iterations)
+async def _figure(url: str, control: ProxyControl, iterations: int, engine: str) -> Section:
+    units = "computed" if engine == "moto" else "reported"  # as Edgewise's defaults
+    reads, writes = await measure(url, control, iterations, units)
+    return render(reads, writes, iterations, engine)
 
 
 def main() -> None:

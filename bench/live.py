@@ -1,13 +1,15 @@
 """Figure 8 of ``python -m bench`` (``--skip 8``), or alone as ``python -m bench.live``: live
 queries on one server, from a write to every subscriber.
 
-The app serves the demo data, in a table of its own on the bench's moto (``python -m bench.live``
-starts an embedded one), its stream read by the app, under uvicorn in this process. For each
-count of subscriptions, identical (one shared execution) and distinct (each its own document,
-so one execution each), over one WebSocket per 100 subscriptions: ``--rounds`` times, a
-mutation renames alice and the time until every subscriber has the new answer is measured (the
-stream's polling and the 50 ms coalescing window included). Prints the median and worst
-latency, messages per second and the hub's executions and DynamoDB requests per change. It
+The app serves the demo data, in a table of its own on the bench's moto (``python -m
+bench.live`` starts one of its own: ``--engine moto``, or ``local`` for DynamoDB Local;
+``--output DIR`` writes ``LIVE.md``, or ``LIVE-LOCAL.md``), its stream read by the app, under
+uvicorn in this process. For each count of subscriptions, identical (one shared execution) and
+distinct (each its own document, so one execution each), over one WebSocket per 100
+subscriptions: ``--rounds`` times, a mutation renames alice and the time until every subscriber
+has the new answer is measured (the stream's polling and the 50 ms coalescing window included).
+Prints the median and worst latency, messages per second and the hub's executions and DynamoDB
+requests per change. It
 measures and prints; it never passes or fails on a timing.
 """
 
@@ -19,16 +21,18 @@ import json
 import statistics
 import time
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench.demo import DEMO_LAYOUT
+from bench.engines import ENGINES, started, suffix
 from bench.markdown import table as markdown_table
-from bench.report import Section
+from bench.options import RESULTS
+from bench.report import Section, environment, write
 from graph.dynamo.client import Endpoint, create_table, open_client
-from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from models.demo.generate import demo_items
 from server.http.app import create_app
@@ -114,7 +118,7 @@ async def measure(moto: str, counts: tuple[int, ...] = COUNTS, rounds: int = ROU
     return rows
 
 
-def render(rows: list[Row], rounds: int = ROUNDS) -> Section:
+def render(rows: list[Row], rounds: int = ROUNDS, engine: str = "moto") -> Section:
     """Figure 8's section of RESULTS.md."""
     body = [
         [
@@ -140,8 +144,9 @@ def render(rows: list[Row], rounds: int = ROUNDS) -> Section:
     text = (
         '`subscription { user(id: "alice") { name } }` over graphql-transport-ws (100 '
         "subscriptions per WebSocket) to one server in this process (uvicorn), which reads its "
-        "table's stream on the bench's moto (no proxy). *identical*: every subscription the same "
-        "document (multiplexed: one execution per change); *distinct*: each its own document "
+        f"table's stream on the bench's {engine} (no proxy). *identical*: every subscription "
+        "the same document (multiplexed: one execution per change); *distinct*: each its own "
+        "document "
         "(an alias more), so one execution each, their reads by key still sent together "
         "(`graph/shared.py`). For each count and kind, "
         f"{rounds} times: a mutation renames alice, timed from its POST until every subscriber "
@@ -157,11 +162,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.live", description=__doc__)
     parser.add_argument("--counts", default=",".join(map(str, COUNTS)))
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--engine", choices=ENGINES, default="moto", help="the DynamoDB engine")
+    parser.add_argument(
+        "--output", type=Path, help=f"a directory for LIVE.md (LIVE-LOCAL.md), e.g. {RESULTS}"
+    )
     args = parser.parse_args()
     counts = tuple(int(c) for c in args.counts.split(","))
-    with EmbeddedDynamoDB() as dynamodb:
-        rows = asyncio.run(measure(dynamodb.url, counts, args.rounds))
-    print(render(rows, args.rounds).text.rsplit("\n\n", 1)[1])
+    with started(args.engine) as url:
+        rows = asyncio.run(measure(url, counts, args.rounds))
+    section = render(rows, args.rounds, ENGINES[args.engine])
+    print(section.text.rsplit("\n\n", 1)[1])
+    if args.output is not None:
+        args.output.mkdir(parents=True, exist_ok=True)
+        path = args.output / f"LIVE{suffix(args.engine)}.md"
+        write(path, environment(args.engine), [section])
 
 
 if __name__ == "__main__":

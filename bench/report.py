@@ -44,8 +44,11 @@ def _commit() -> str:
     return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty else "")
 
 
-def environment() -> str:
-    """One paragraph: when, on what code, with which versions."""
+def environment(engine: str = "moto") -> str:
+    """One paragraph: when, on what code, with which versions, on which DynamoDB engine
+    (``bench/engines.py``)."""
+    from .engines import described
+
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     packages = ", ".join(
         f"{name} {_version(name)}"
@@ -54,7 +57,7 @@ def environment() -> str:
     return (
         f"Run on {now}; `nproc` = {_nproc()}; {platform.machine()} {platform.system()}; "
         f"Python {sys.version.split()[0]}; {packages}. Edgewise at commit {_commit()} "
-        "(graph/, server/)."
+        f"(graph/, server/). DynamoDB engine: {described(engine)}."
     )
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 
 from graph.dynamo.client import Endpoint, create_table, open_client
-from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.sample_items import build_items
 from graph.table import Table
 from graph.writes.writer import Writer
@@ -26,6 +25,7 @@ from server.settings import Settings
 
 from . import processes
 from .control import ProxyControl
+from .engines import ENGINES, started, suffix
 from .measure import in_process
 from .options import RESULTS
 from .report import Section, environment, write
@@ -42,9 +42,11 @@ async def served(
     variant: tuple[str, str],
     samples: list[dict[str, Any]],
     prefix: str,
+    units: str = "reported",
 ) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
     """The apps by label (``demo``, then ``variant``'s label for its model text), over tables
-    ``<prefix>-0`` and ``<prefix>-1`` holding ``samples``; the proxy holds no call."""
+    ``<prefix>-0`` and ``<prefix>-1`` holding ``samples``; the proxy holds no call. ``units``:
+    the tables' consumed units (:class:`graph.table.Table`), ``computed`` on moto."""
     label, text = variant
     with tempfile.TemporaryDirectory(prefix=f"edgewise-{prefix}-") as temporary:
         path = Path(temporary) / f"{prefix}.yaml"
@@ -63,7 +65,7 @@ async def served(
                 name: in_process(
                     create_app(
                         Settings(model=engine.name),
-                        table=Table(client, names[name], layout=engine.layout),
+                        table=Table(client, names[name], layout=engine.layout, units=units),
                     )
                 )
                 for name, engine in engines.items()
@@ -79,25 +81,29 @@ def run_alone(
     prog: str,
     description: str | None,
     filename: str,
-    figure: Callable[[str, ProxyControl, int], Awaitable[Section]],
+    figure: Callable[[str, ProxyControl, int, str], Awaitable[Section]],
 ) -> None:
-    """``python -m bench.<prog>``: one figure with a moto and a metering proxy of its own,
-    printed and written to ``results/<filename>``."""
+    """``python -m bench.<prog>``: one figure with an engine (``--engine``: moto, else
+    DynamoDB Local) and a metering proxy of its own, printed and written to
+    ``results/<filename>`` (``-LOCAL`` before its extension on DynamoDB Local)."""
     parser = argparse.ArgumentParser(prog=f"python -m bench.{prog}", description=description)
     parser.add_argument("--iterations", type=int, default=30, help="CPU samples per row")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"where {filename} goes")
+    parser.add_argument("--engine", choices=ENGINES, default="moto", help="the DynamoDB engine")
     args = parser.parse_args()
     logging.getLogger("edgewise").setLevel(logging.ERROR)
-    with EmbeddedDynamoDB() as moto, processes.proxy(moto.url) as proxy:
+    with started(args.engine) as url, processes.proxy(url) as proxy:
         control = ProxyControl(proxy.url)
 
         async def run() -> Section:
             try:
-                return await figure(moto.url, control, args.iterations)
+                return await figure(url, control, args.iterations, ENGINES[args.engine])
             finally:
                 await control.aclose()
 
         section = asyncio.run(run())
     print(f"\n## {section.title}\n\n{section.text}\n", flush=True)
     args.output.mkdir(parents=True, exist_ok=True)
-    write(args.output / filename, environment(), [section])
+    stem, _, extension = filename.rpartition(".")
+    named = f"{stem}{suffix(args.engine)}.{extension}"
+    write(args.output / named, environment(args.engine), [section])

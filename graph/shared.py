@@ -82,6 +82,7 @@ class SharingTable(Table):
             layout=table.layout,
             observer=table.observer,
             max_actions=table.max_actions,
+            units=table.units,
         )
         self.gets = gets
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
 
+from graph.capacity import computed_units
 from graph.dynamo.plane import DataPlane, Params, Response
 from graph.dynamo.values import Binary, decode_item, encode_value
 from graph.errors import (
@@ -35,6 +36,7 @@ from model import KeyValueError
 __all__ = [
     "DEADLINE",
     "MAX_ACTIONS",
+    "UNITS",
     "Failure",
     "Item",
     "Layout",
@@ -56,6 +58,7 @@ Send = Callable[[Params], Awaitable[Response]]
 WRITE_OPERATIONS = frozenset(
     {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
 )
+UNITS = ("reported", "computed")  # where a table's consumed units come from
 GET_BATCH = 100
 WRITE_BATCH = 25
 MAX_ACTIONS = 100  # TransactWriteItems holds at most this many actions on DynamoDB
@@ -207,7 +210,9 @@ class Retries:
 
 @dataclass
 class Trace:
-    """What one GraphQL request cost DynamoDB. ``rounds`` counts rises of in-flight calls from 0."""
+    """What one GraphQL request cost DynamoDB. ``rounds`` counts rises of in-flight calls from 0.
+    ``computed``: whether any of its consumed units are Edgewise's computation
+    (:mod:`graph.capacity`) rather than what the endpoint reported."""
 
     requests: int = 0
     rounds: int = 0
@@ -215,6 +220,8 @@ class Trace:
     consumed_read_units: float = 0.0
     consumed_write_units: float = 0.0
     in_flight: int = 0
+    computed: bool = False
+    sizes: dict[str, int] = field(default_factory=dict)  # items read, for graph.capacity
 
     @asynccontextmanager
     async def call(self, operation: str) -> AsyncIterator[None]:
@@ -249,6 +256,12 @@ class Trace:
             self.consumed_read_units += read
             self.consumed_write_units += write
 
+    def add(self, read: float, write: float) -> None:
+        """Add units Edgewise computed (:func:`graph.capacity.computed_units`)."""
+        self.consumed_read_units += read
+        self.consumed_write_units += write
+        self.computed = True
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
@@ -256,6 +269,7 @@ class Trace:
             "operations": dict(self.operations),
             "consumedReadUnits": self.consumed_read_units,
             "consumedWriteUnits": self.consumed_write_units,
+            "consumedUnitsSource": "computed" if self.computed else "reported",
         }
 
 
@@ -278,6 +292,7 @@ class Table:
         layout: Layout,
         observer: Observer | None = None,
         max_actions: int = MAX_ACTIONS,
+        units: str = "reported",
     ) -> None:
         self.client = cast(DataPlane, client)
         self.name = name
@@ -289,6 +304,12 @@ class Table:
         self.observer = observer
         self.max_actions = max_actions  # what one TransactWriteItems holds at this endpoint
         self.conflicted: Conflict | None = None  # a write's, while it retries (Retries)
+        # "computed": every call's consumed units are computed (graph.capacity), for an endpoint
+        # that reports them its own way (moto); "reported": the endpoint's, computed only for a
+        # call whose answer carries none.
+        if units not in UNITS:
+            raise ValueError(f"units={units!r}: use {' or '.join(UNITS)}")
+        self.units = units
         self._gate = asyncio.Semaphore(max_in_flight)
 
     def _view(self, trace: Trace, deadline: float | None, observer: Observer | None) -> Table:
@@ -304,7 +325,7 @@ class Table:
         (else this table's) is told of its calls."""
         deadline = time.monotonic() + self.policy.deadline
         observer = observer if observer is not None else self.observer
-        return self._view(Trace(), deadline, observer)
+        return self._view(Trace(computed=self.units == "computed"), deadline, observer)
 
     def detached(self) -> Table:
         """A view for work that may outlive the request that started it (the replicas written
@@ -330,7 +351,7 @@ class Table:
                     response = await send(params)
                 finally:
                     trace.ended()
-            trace.consumed(operation, response)
+            self._consumed(operation, params, response)
             return response
         async with self._gate:
             if trace.in_flight == 0:
@@ -344,7 +365,7 @@ class Table:
                 raise
             else:
                 read, write = trace.consumed_read_units, trace.consumed_write_units
-                trace.consumed(operation, response)
+                self._consumed(operation, params, response)
                 read, write = trace.consumed_read_units - read, trace.consumed_write_units - write
                 partial = bool(response.get("UnprocessedKeys") or response.get("UnprocessedItems"))
                 elapsed = time.perf_counter() - started
@@ -354,6 +375,15 @@ class Table:
                 trace.ended()
                 if trace.in_flight == 0:
                     observer.round_ended()
+
+    def _consumed(self, operation: str, params: Params, response: Response) -> None:
+        """Count the units a call consumed: as its answer reports them, else (where the table
+        computes them, or the answer carries none) computed, if the call asked for them."""
+        if self.units == "reported" and response.get("ConsumedCapacity"):
+            self.trace.consumed(operation, response)
+        elif params.get("ReturnConsumedCapacity", "NONE") != "NONE":
+            units = computed_units(operation, params, response, self.layout, self.trace.sizes)
+            self.trace.add(*units)
 
     async def call(self, operation: str, send: Send, params: Params) -> Response:
         """``send(params)`` (one call of the data plane, or of the control plane, counted as

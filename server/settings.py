@@ -28,7 +28,7 @@ from typing import Annotated, Any, ClassVar
 
 from graph.dynamo.client import CLIENTS, DEFAULT_CLIENT, ClientConfig, client_config
 from graph.errors import BadUserInput
-from graph.table import RetryPolicy
+from graph.table import UNITS, RetryPolicy
 from graph.writes.idempotency import DEFAULT_TTL
 from model import SHIPPED
 from server.http.cors import parse_origins
@@ -38,6 +38,7 @@ from server.http.persisted import DEFAULT_CACHE_BYTES
 from server.observe.logs import FORMATS
 
 __all__ = [
+    "EMBEDDED",
     "ENV_PREFIX",
     "Field",
     "FieldInfo",
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 ENV_PREFIX = "EDGEWISE_"
+EMBEDDED = ("embedded", "local")  # the --dynamodb values that start an engine: moto, DynamoDB Local
 
 # The groups of `edgewise serve --help`, in the order of their first field.
 DATA = "DynamoDB and the model"
@@ -334,7 +336,8 @@ class Settings:
     # DynamoDB and the model
     dynamodb: Annotated[str, Flag(DATA, metavar="D")] = Field(
         "embedded",
-        description="embedded (a moto server child process), aws, or an endpoint URL, "
+        description="embedded (a moto server child process), local (DynamoDB Local, AWS's "
+        "emulator, as a child process: needs Java and its jar), aws, or an endpoint URL, "
         "e.g. http://127.0.0.1:8001",
     )
     table: Annotated[
@@ -361,6 +364,16 @@ class Settings:
         description="the DynamoDB data plane: lean (keep-alive HTTP/1.1, botocore's signer, "
         "orjson) or botocore (aioboto3 for every call, as before); the control plane is always "
         "aioboto3",
+    )
+    consumed_units: Annotated[
+        str | None,
+        Flag(DATA, choices=UNITS, default="computed on the embedded moto, else reported"),
+    ] = Field(
+        None,
+        description="the consumed capacity units of the trace and the metrics: reported (the "
+        "endpoint's; computed for a call whose answer carries none) or computed (from the "
+        "items' sizes by DynamoDB's rules, for an endpoint that reports them its own way, as "
+        "moto does)",
     )
     deadline: Annotated[float, Flag(DATA, metavar="SECONDS")] = Field(
         10.0, description="seconds a request's DynamoDB calls may take, retries included"
@@ -524,6 +537,21 @@ class Settings:
         read = self.read_timeout if self.read_timeout is not None else self.deadline
         return client_config(self.connect_timeout, read)
 
+    @property
+    def embedded(self) -> bool:
+        """Whether the process starts its DynamoDB: moto (``embedded``) or DynamoDB Local."""
+        return self.dynamodb in EMBEDDED
+
+    @property
+    def units(self) -> str:
+        """Where the process's consumed units come from (:class:`graph.table.Table`'s
+        ``units``): ``consumed_units``, else computed on moto, which Edgewise starts for the
+        embedded DynamoDB and which reports them its own way (1 unit a Query, whatever its
+        size or consistency; none for a transaction), else reported."""
+        if self.consumed_units is not None:
+            return self.consumed_units
+        return "computed" if self.dynamodb == "embedded" else "reported"
+
 
 def _fields(cls: type) -> dict[str, FieldInfo]:
     """The fields a class body declares with :func:`Field`, in their order."""
@@ -563,6 +591,15 @@ def _log_format(value: Any) -> str:
     return chosen
 
 
+def _units(value: Any) -> str | None:
+    if value is None:
+        return None
+    chosen = str(value).strip().lower()
+    if chosen not in UNITS:
+        raise ValueError(f"use {' or '.join(UNITS)}")
+    return chosen
+
+
 def _client(value: Any) -> str:
     chosen = str(value).strip().lower()
     if chosen not in CLIENTS:
@@ -575,6 +612,7 @@ _BEFORE: dict[str, Callable[[Any], Any]] = {
     "cors_origins": _origins,
     "log_format": _log_format,
     "client": _client,
+    "consumed_units": _units,
 }
 
 

@@ -5,6 +5,7 @@ built on ``dynamodb`` (``make test`` reruns the suites that talk to DynamoDB so)
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
@@ -17,17 +18,24 @@ import pytest
 
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.local import DynamoDBLocal
 from graph.table import Table
 from models.demo.generate import demo_items
 from server.engine import engine_for
 from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
-from tests.dynamodb_local import DynamoDBLocal
 from tests.helpers import DEMO_LAYOUT, LEAN, LOCAL
 from tests.table_state import SerialDynamoDB, demo_table
 
 BACKENDS = ["moto", "dynalite"]
+
+# The local engines take any credentials. Given in the environment (as on Lambda), the lean client
+# signs with them at once; without them it asks botocore's chain through an aioboto3 client (its
+# service models and CA bundle loaded again for every client: half the suite's CPU). The chain's
+# own path is tested in tests/graph/test_client_environment.py. Servers the tests start inherit it.
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "edgewise")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "edgewise")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -59,10 +59,13 @@ STANDARD_REGIONS = ("us-", "eu-", "ap-", "ca-", "sa-", "me-", "af-", "il-", "mx-
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where DynamoDB is: ``url=None`` means AWS itself (credential chain, region, env)."""
+    """Where DynamoDB is: ``url=None`` means AWS itself (credential chain, region, env).
+    ``embedded``: an engine this process started, which takes any credentials, so none are
+    looked up (botocore's chain costs an aioboto3 client, half a second of CPU at start)."""
 
     url: str | None
     region: str = "us-east-1"
+    embedded: bool = False
 
     @classmethod
     def parse(cls, value: str) -> Endpoint:
@@ -144,6 +147,8 @@ async def open_client(
             yield BotocoreClient(client)
         return
     found = _from_environment(endpoint)
+    if found is None and endpoint.embedded and endpoint.url is not None:
+        found = endpoint.url, endpoint.region, StaticCredentials("edgewise", "edgewise")
     if found is not None:
         url, region, credentials = found
         async with _lean(url, region, credentials, config) as opened:

@@ -6,10 +6,9 @@ raised before anything is written."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
 
-from graph.dynamo.values import Binary
+from graph.capacity import item_size, value_size
 from graph.errors import BadUserInput
 from model import Field
 
@@ -52,37 +51,6 @@ def _is_email(text: str) -> bool:
         and len(text) <= EMAIL_MAX
         and not any(c.isspace() for c in text)
     )
-
-
-def item_size(item: Mapping[str, Any]) -> int:
-    """An item's size as DynamoDB counts it against its 400 KB limit ("DynamoDB item sizes and
-    formats"): each attribute's name (UTF-8 bytes) plus its value's size."""
-    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
-
-
-def value_size(value: Any) -> int:
-    """A value's size: a string its UTF-8 bytes, binary its raw bytes, a number 1 byte per two
-    significant digits plus 1, null and a Boolean 1; a list or map 3 bytes plus 1 per element
-    plus its elements (a map's with their names). Sets are not in the documented rules: counted
-    as their elements."""
-    if isinstance(value, str):
-        return len(value.encode())
-    if isinstance(value, bool) or value is None:
-        return 1
-    if isinstance(value, int | float | Decimal):
-        digits = Decimal(str(value)).normalize().as_tuple().digits  # zeros at both ends gone
-        return (len(digits) + 1) // 2 + 1
-    if isinstance(value, Binary) or type(value).__name__ == "Binary":  # boto3's too
-        return len(value.value)
-    if isinstance(value, bytes | bytearray):
-        return len(value)
-    if isinstance(value, Mapping):
-        return 3 + sum(len(k.encode()) + value_size(v) + 1 for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return 3 + sum(value_size(v) + 1 for v in value)
-    if isinstance(value, set | frozenset):
-        return sum(value_size(v) for v in value)
-    raise TypeError(f"not a DynamoDB value: {type(value).__name__}")
 
 
 def check_size(what: str, item: Mapping[str, Any], fields: Mapping[str, Field]) -> None:

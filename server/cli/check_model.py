@@ -13,6 +13,7 @@ from server.cli.breaking import AgainstError, changes, federated, served_schema
 from server.cli.command import Command, client_of, connection_flags
 from server.cli.summary import summary
 from server.engine import Engine, engine_for
+from server.settings import EMBEDDED
 
 __all__ = ["COMMAND"]
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> None:
             "this is a bug of Edgewise: please report it with the model file\n"
         )
         raise SystemExit(1) from None
-    if args.dynamodb not in (None, "embedded"):  # the table can be seen: its keys must agree
+    if args.dynamodb not in (None, *EMBEDDED):  # the table can be seen: its keys must agree
         from graph.dynamo.capabilities import disagreements
 
         name = args.table or engine.table_name

@@ -15,6 +15,7 @@ from graph.dynamo.plane import DataPlane
 from model import ModelError
 from server.cli.flags import add_setting
 from server.engine import Engine, engine_for
+from server.settings import EMBEDDED
 
 __all__ = [
     "BULK_FORMAT",
@@ -83,7 +84,7 @@ def engine_of(args: argparse.Namespace, table: bool = True, compiled: Path | Non
 
 def endpoint_of(args: argparse.Namespace) -> Endpoint:
     """``--dynamodb``, which outside ``serve`` cannot be the embedded DynamoDB."""
-    if args.dynamodb == "embedded":
+    if args.dynamodb in EMBEDDED:
         raise SystemExit(
             f"edgewise {args.command}: the embedded DynamoDB lives only inside `edgewise serve`; "
             "pass --dynamodb URL (or aws), or set EDGEWISE_DYNAMODB"

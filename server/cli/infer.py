@@ -13,6 +13,7 @@ from tqdm import tqdm
 from graph.table import Table
 from server.cli.command import Command, client_of, endpoint_of
 from server.cli.flags import add_setting
+from server.settings import EMBEDDED
 
 if TYPE_CHECKING:
     from graph.sample import Sample
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
     from graph.sample import UNKEYED, describe, sample
     from model.infer import InferError, infer, table_info
 
-    if not args.table or args.dynamodb == "embedded":
+    if not args.table or args.dynamodb in EMBEDDED:
         raise SystemExit("edgewise infer: pass --dynamodb URL (or aws) and --table T")
     if args.sample < 1:
         raise SystemExit(f"edgewise infer: --sample must be at least 1, not {args.sample}")

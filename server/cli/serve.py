@@ -36,17 +36,23 @@ def run(args: argparse.Namespace) -> None:
     from server.http.app import create_app
 
     settings: Settings = args.settings
-    if settings.data_file is not None and settings.dynamodb != "embedded":
+    if settings.data_file is not None and not settings.embedded:
         raise SystemExit(
             "edgewise serve: --data-file only applies to the embedded DynamoDB, not --dynamodb "
             + settings.dynamodb
         )
+    if settings.dynamodb == "local":
+        from graph.dynamo.local import missing
+
+        problem = missing()
+        if problem is not None:
+            raise SystemExit(f"edgewise serve --dynamodb local: {problem}")
     engine = engine_of(args, compiled=settings.compiled)  # an invalid model never starts a server
     settings = settings.model_copy(update={"table": args.table or engine.table_name})
     configure(settings.log_format)
     capabilities = None
     try:
-        if settings.dynamodb != "embedded":  # probed here to exit with a message, not a traceback
+        if not settings.embedded:  # probed here to exit with a message, not a traceback
             capabilities = asyncio.run(_probe(settings, engine.layout))
         app = create_app(settings, capabilities=capabilities)  # checks the settings
         if settings.workers != 1:

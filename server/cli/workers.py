@@ -30,7 +30,7 @@ from uvicorn.supervisors import Multiprocess
 from graph.bulk import dump, load
 from graph.dynamo.capabilities import Capabilities
 from graph.dynamo.client import Endpoint, create_table, open_client
-from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.local import start_embedded
 from graph.errors import BadUserInput
 from graph.table import Table
 from server.engine import Engine, engine_for
@@ -96,7 +96,9 @@ async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities
 
     assert settings.table is not None  # set from the model by the CLI
     config = settings.client_config()
-    async with open_client(Endpoint(url), config, lean=settings.client == "lean") as client:
+    async with open_client(
+        Endpoint(url, embedded=True), config, lean=settings.client == "lean"
+    ) as client:
         policy = settings.retry_policy()
         table = Table(client, settings.table, policy, layout=engine.layout)
         await create_table(client.control, table.name, layout=engine.layout)
@@ -111,7 +113,7 @@ async def _prepare(settings: Settings, engine: Engine, url: str) -> Capabilities
 
 async def _save(settings: Settings, engine: Engine, url: str) -> None:
     assert settings.table is not None and settings.data_file is not None
-    async with open_client(Endpoint(url), lean=settings.client == "lean") as client:
+    async with open_client(Endpoint(url, embedded=True), lean=settings.client == "lean") as client:
         table = Table(client, settings.table, layout=engine.layout)
         count = await dump(table, settings.data_file)
         log.info("dumped %d items to %s", count, settings.data_file)
@@ -126,15 +128,15 @@ def serve_workers(settings: Settings, capabilities: Capabilities | None) -> None
         raise BadUserInput(f"--data-file {data_file}: no such directory {data_file.parent}")
     with contextlib.ExitStack() as stack:
         url = None
-        if settings.dynamodb == "embedded":
-            embedded = EmbeddedDynamoDB()
-            embedded.start()  # from the main thread: PR_SET_PDEATHSIG ties it to this thread
+        if settings.embedded:
+            # from the main thread: PR_SET_PDEATHSIG ties it to this thread
+            embedded = start_embedded(settings.dynamodb)
             stack.callback(embedded.stop)
             url = embedded.url
             capabilities = asyncio.run(_prepare(settings, engine, url))
-        shared = (
-            settings.model_copy(update={"dynamodb": url, "data_file": None}) if url else settings
-        )
+        # the embedded DynamoDB's URL, and its units (computed on moto) kept
+        moved = {"dynamodb": url, "data_file": None, "consumed_units": settings.units}
+        shared = settings.model_copy(update=moved) if url else settings
         os.environ[ENV] = WorkerSpec(
             shared, capabilities, settings.log_format, os.getpid()
         ).encode()

@@ -61,7 +61,7 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
     With ``settings.data_file`` (embedded only) the embedded table is loaded from that file when
     it exists (instead of the demo data) and dumped back to it, atomically, at clean shutdown.
     """
-    embedded_mode = settings.dynamodb == "embedded"
+    embedded_mode = settings.embedded
     data_file = settings.data_file
     if data_file is not None and not embedded_mode:
         raise BadUserInput("--data-file only applies to the embedded DynamoDB")
@@ -69,14 +69,13 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         raise BadUserInput(f"--data-file {data_file}: no such directory {data_file.parent}")
     async with AsyncExitStack() as stack:
         if embedded_mode:
-            from graph.dynamo.embedded import EmbeddedDynamoDB
+            from graph.dynamo.local import start_embedded
 
-            embedded = EmbeddedDynamoDB()
             # Started from this (the loop's) thread on purpose: PR_SET_PDEATHSIG ties the
             # child to the thread that forked it. Nothing is served yet, so blocking is fine.
-            embedded.start()
+            embedded = start_embedded(settings.dynamodb)
             stack.callback(embedded.stop)
-            endpoint = Endpoint(embedded.url)
+            endpoint = Endpoint(embedded.url, embedded=True)
         else:
             endpoint = Endpoint.parse(settings.dynamodb)
         config = settings.client_config()
@@ -84,7 +83,7 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         client = await stack.enter_async_context(open_client(endpoint, config, lean=lean))
         name = settings.table or engine.table_name
         policy = settings.retry_policy()
-        table = Table(client, name, policy, layout=engine.layout)
+        table = Table(client, name, policy, layout=engine.layout, units=settings.units)
         if embedded_mode:
             await create_table(client.control, name, layout=engine.layout)
             if data_file is not None and data_file.exists():

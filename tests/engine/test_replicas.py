@@ -22,6 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 from graph.dynamo.client import Endpoint, client_config, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.dynamo.local import DynamoDBLocal
 from graph.errors import Conflict, NotFound
 from graph.items import Ref
 from graph.table import Item, RetryPolicy, Table
@@ -33,7 +34,6 @@ from server.cli.summary import summary
 from server.engine import Engine, engine_for
 from server.http.app import create_app
 from server.settings import Settings
-from tests.dynamodb_local import DynamoDBLocal
 from tests.helpers import LEAN, both_ways, gql
 from tests.table_state import SerialDynamoDB, scan
 

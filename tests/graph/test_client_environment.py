@@ -95,3 +95,16 @@ async def test_either_way_the_lean_client_calls_the_same_endpoint(
         assert (await client.credentials()).access_key != "ASIAKEY"
         described = await client.control.describe_table({"TableName": "graph"})
         assert described["Table"]["TableStatus"] == "ACTIVE"
+
+
+async def test_an_embedded_engine_is_signed_for_without_the_chain(
+    env: pytest.MonkeyPatch, dynamodb: EmbeddedDynamoDB
+) -> None:
+    """The engine ``serve`` started takes any credentials: no aioboto3 client looks them up."""
+    dynamodb.reset()
+    env.delenv("AWS_ACCESS_KEY_ID")
+    env.setenv("AWS_PROFILE", "no-such-profile")  # the chain would fail on it
+    async with open_client(Endpoint(dynamodb.url, embedded=True)) as client:
+        assert isinstance(client, LeanClient)
+        assert (await client.credentials()).access_key == "edgewise"
+        await create_table(client.control, "graph", layout=DEMO_LAYOUT)

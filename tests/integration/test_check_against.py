@@ -4,13 +4,15 @@ a running API's URL (introspection), as a CI step runs it before a deploy."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from graph.table import Table
+from server.cli.main import main
 from server.http.app import create_app
 from server.settings import Settings
 from tests.served import serve_in_thread
@@ -67,9 +69,18 @@ EDITS = {
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "server", *args], capture_output=True, text=True, timeout=120
-    )
+    """``edgewise *args`` in this process (as ``python -m server`` runs it, a second faster)."""
+    out, err = io.StringIO(), io.StringIO()
+    code: int | str | None = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code
+    if isinstance(code, str):  # SystemExit("message") prints it and exits 1
+        err.write(f"{code}\n")
+        code = 1
+    return subprocess.CompletedProcess(args, code or 0, out.getvalue(), err.getvalue())
 
 
 def edited(tmp_path: Path, replacements: list[tuple[str, str]]) -> str:

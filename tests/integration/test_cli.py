@@ -14,6 +14,7 @@ import pytest
 
 from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
+from graph.dynamo.local import ENV
 from graph.table import Table
 from models.demo.generate import demo_items
 from server.engine import engine_for
@@ -241,3 +242,62 @@ def test_seed_generates_only_with_the_generator_the_model_names(
     assert "orders names none (`generator: package.module:function` in the model file)" in (
         result.stderr
     )
+
+
+def test_serve_on_dynamodb_local_answers_with_its_units_and_stops_it() -> None:
+    """``--dynamodb local``: AWS's emulator as the embedded engine; the trace's units are the
+    ones it reports, and its JVM ends with the server."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*EDGEWISE, "serve", "--port", str(port), "--dynamodb", "local"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    query = '{ user(id: "alice") { name groups(first: 5) { edges { node { name } } } } }'
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            try:
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/graphql",
+                    json={"query": query},
+                    headers={"Edgewise-Trace": "1"},
+                )
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "edgewise serve did not start in 60s"
+                time.sleep(0.2)
+        body = response.json()
+        assert body["data"]["user"]["name"] == "Alice"
+        trace = body["extensions"]["dynamodb"]
+        assert trace["consumedUnitsSource"] == "reported"
+        assert trace["consumedReadUnits"] == 2.0  # the user; its groups page; the groups
+        [java] = children(process.pid)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while alive(java) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(java), "DynamoDB Local outlived edgewise serve"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+def test_serve_on_dynamodb_local_without_its_jar_says_how_to_install(tmp_path: Path) -> None:
+    env = {**os.environ, ENV: str(tmp_path)}
+    result = subprocess.run(
+        [*EDGEWISE, "serve", "--dynamodb", "local"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert f"DynamoDB Local is not installed (no {tmp_path}/DynamoDBLocal.jar)" in result.stderr
+    assert "npm install amplify-dynamodb-simulator" in result.stderr

@@ -32,7 +32,7 @@ from tests.faults import READS, FaultProxy, Faults
 from tests.helpers import DEMO_LAYOUT, LEAN
 from tests.table_state import scan
 
-RUNS = int(os.environ.get("EDGEWISE_FAULT_RUNS", 100))  # runs of every read query
+RUNS = int(os.environ.get("EDGEWISE_FAULT_RUNS", 40))  # runs of every read query (100: longer)
 FAST = RetryPolicy(base_delay=0.001, max_delay=0.02, deadline=10)
 TIMESTAMPS = frozenset({"createdAt", "updatedAt", "since", "joinedAt"})
 

@@ -63,9 +63,9 @@ def test_a_type_of_4_items_in_735_is_seen_by_most_samples(dynamodb: EmbeddedDyna
     # --sample 200 (the figure): a uniform sample of 200 sees a 4-item type with
     # probability 1 - (535/735)^4 = 0.72; the first pages of four segments saw it 0 times in
     # 10 here (moto returns a segment's items in key order, RARE# last)
-    small = _samples(dynamodb.url, "spread", 200, range(20))
+    small = _samples(dynamodb.url, "spread", 200, range(10))
     assert all(len(s.items) == 200 and not s.complete for s in small)
-    assert sum(map(_seen, small)) >= 12  # 16 of 20 here; 72 of 100 over five tables
+    assert sum(map(_seen, small)) >= 6  # 8 of 10 here; 72 of 100 over five tables
     # the default sample (1000) reads a 735-item table whole
     (whole,) = _samples(dynamodb.url, "spread", 1000, range(1))
     assert (len(whole.items), whole.complete, _seen(whole)) == (735, True, True)

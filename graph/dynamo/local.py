@@ -1,34 +1,67 @@
-"""DynamoDB Local: AWS's own DynamoDB emulator (Java, in memory), for the tests beside moto.
+"""DynamoDB Local: AWS's own DynamoDB emulator (Java, in memory), the embedded engine of
+``edgewise serve --dynamodb local``, and beside moto in the tests.
 
-``tests/dynamodb-local/package.json`` pins the npm package ``amplify-dynamodb-simulator``, which
-ships ``DynamoDBLocal.jar`` and its ``DynamoDBLocal_lib/``; ``make dynamodb-local`` (run by
-``make test``) installs it with ``npm ci`` and Debian's JRE where ``java`` is missing. Nothing is
-downloaded at run time. It has transactions with idempotency tokens, streams, TTL and AWS's
-validation of requests, which moto and dynalite are lenient about."""
+It needs ``java`` (Debian's ``openjdk-17-jre-headless``) and the directory holding
+``DynamoDBLocal.jar`` and its ``DynamoDBLocal_lib/``: ``$EDGEWISE_DYNAMODB_LOCAL``, else the one
+the npm package ``amplify-dynamodb-simulator`` ships, in ``./node_modules`` or, in a checkout of
+this repository, in ``tests/dynamodb-local/node_modules`` (``make dynamodb-local`` installs it
+there, with the JRE where ``java`` is missing). Nothing is downloaded at run time. It has
+transactions with idempotency tokens, streams, TTL and AWS's validation of requests, which moto
+and dynalite are lenient about."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from graph.dynamo.embedded import _die_with_parent, free_port
+from graph.dynamo.embedded import EmbeddedDynamoDB, _die_with_parent, free_port
 
-__all__ = ["JAR_DIR", "DynamoDBLocal"]
+__all__ = ["ENV", "DynamoDBLocal", "MissingDynamoDBLocal", "jar_dir", "missing", "start_embedded"]
 
-JAR_DIR = (
-    Path(__file__).parent
-    / "dynamodb-local"
-    / "node_modules"
-    / "amplify-dynamodb-simulator"
-    / "emulator"
+ENV = "EDGEWISE_DYNAMODB_LOCAL"
+PACKAGE = Path("node_modules") / "amplify-dynamodb-simulator" / "emulator"
+CHECKOUT = Path(__file__).parents[2] / "tests" / "dynamodb-local"
+INSTALL = (
+    "install Java (Debian: apt-get install openjdk-17-jre-headless) and the jar (npm install "
+    f"amplify-dynamodb-simulator, then {ENV}=node_modules/amplify-dynamodb-simulator/emulator; "
+    "in a checkout of Edgewise: make dynamodb-local), or use --dynamodb embedded (moto)"
 )
+
+
+class MissingDynamoDBLocal(RuntimeError):
+    """``java`` or ``DynamoDBLocal.jar`` is not there; the message says how to install them."""
+
+
+def jar_dir() -> Path:
+    """The directory holding ``DynamoDBLocal.jar``: ``$EDGEWISE_DYNAMODB_LOCAL`` when set, else
+    the npm package's in the working directory, else the checkout's (the last when none has it)."""
+    given = os.environ.get(ENV, "").strip()
+    if given:
+        return Path(given)
+    for base in (Path.cwd(), CHECKOUT):
+        if (base / PACKAGE / "DynamoDBLocal.jar").is_file():
+            return base / PACKAGE
+    return CHECKOUT / PACKAGE
+
+
+def missing() -> str | None:
+    """Why DynamoDB Local cannot start here, and how to install it; None when it can."""
+    if shutil.which("java") is None:
+        return f"DynamoDB Local needs `java`, which is not on PATH: {INSTALL}"
+    jar = jar_dir() / "DynamoDBLocal.jar"
+    if not jar.is_file():
+        return f"DynamoDB Local is not installed (no {jar}): {INSTALL}"
+    return None
+
 
 # A test run is too short for the JVM's optimizing compiler to pay back: with the first JIT tier
 # only and the serial GC, DynamoDB Local answered in 1.9 s instead of 3.1-3.7 s from start, and
@@ -42,7 +75,10 @@ class DynamoDBLocal:
     the block ends (``-inMemory -sharedDb``: every credential and region sees one database).
     ``reset()`` deletes every table, as ``EmbeddedDynamoDB.reset()`` forgets moto's."""
 
-    def __init__(self, start_timeout: float = 60.0) -> None:
+    def __init__(
+        self, start_timeout: float = 60.0, jvm_options: Sequence[str] = JVM_OPTIONS
+    ) -> None:
+        self.jvm_options = list(jvm_options)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.start_timeout = start_timeout
@@ -50,19 +86,19 @@ class DynamoDBLocal:
         self.directory: tempfile.TemporaryDirectory[str] | None = None
 
     def start(self) -> str:
+        problem = missing()
+        if problem is not None:
+            raise MissingDynamoDBLocal(problem)
         java = shutil.which("java")
-        jar = JAR_DIR / "DynamoDBLocal.jar"
-        if java is None or not jar.is_file():
-            raise RuntimeError(
-                f"DynamoDB Local is not installed ({jar} or `java` missing): run "
-                "`make dynamodb-local` (npm ci in tests/dynamodb-local, Debian's JRE)"
-            )
-        library = JAR_DIR / "DynamoDBLocal_lib"
+        assert java is not None  # missing() said so
+        directory = jar_dir()
+        jar = directory / "DynamoDBLocal.jar"
+        library = directory / "DynamoDBLocal_lib"
         server = ["-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port)]
         # a directory of its own: it writes dynamodb-local-metadata.json where it runs
         self.directory = tempfile.TemporaryDirectory(prefix="dynamodb-local-")
         self.process = subprocess.Popen(
-            [java, *JVM_OPTIONS, f"-Djava.library.path={library}", "-jar", str(jar), *server],
+            [java, *self.jvm_options, f"-Djava.library.path={library}", "-jar", str(jar), *server],
             cwd=self.directory.name,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -137,3 +173,13 @@ class DynamoDBLocal:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def start_embedded(kind: str) -> EmbeddedDynamoDB | DynamoDBLocal:
+    """Start the engine ``--dynamodb`` ``kind`` names: ``embedded``, moto's server; ``local``,
+    DynamoDB Local (its JVM tuned to start fast, as in the tests). Start it from the thread that
+    keeps it: PR_SET_PDEATHSIG ties the child to the thread that forked it. Raises
+    :class:`MissingDynamoDBLocal` when it cannot."""
+    engine = EmbeddedDynamoDB() if kind == "embedded" else DynamoDBLocal()
+    engine.start()
+    return engine
