@@ -353,8 +353,9 @@ async def test_a_conflict_that_clears_commits() -> None:
     client = FakeClient()
     client.script["transact_write_items"] = [cancelled("TransactionConflict", "None")] * 3
     table = make_table(client)
+    puts = [{"Put": {"Item": {"PK": {"S": f"USER#{n}"}, "SK": {"S": f"USER#{n}"}}}} for n in "ab"]
 
-    await table.transact_write([{"Put": {}}, {"Put": {}}], [None, None])
+    await table.transact_write(puts, [None, None])
 
     assert len(client.ops("transact_write_items")) == 4
 
