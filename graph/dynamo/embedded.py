@@ -13,8 +13,9 @@ import sys
 import time
 import urllib.request
 from types import TracebackType
+from typing import Any, Self
 
-__all__ = ["EmbeddedDynamoDB", "MissingEmbedded", "free_port"]
+__all__ = ["EmbeddedDynamoDB", "LocalServer", "MissingEmbedded", "free_port"]
 
 CHILD = "graph.dynamo.moto_child"
 
@@ -35,8 +36,12 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-class EmbeddedDynamoDB:
-    """``with EmbeddedDynamoDB() as db: db.url`` runs moto's server until the block ends."""
+class LocalServer:
+    """A DynamoDB engine run as a child process on a free loopback port: ``with Server() as db:
+    db.url`` runs it until the block ends. A subclass's ``start`` launches it and waits until
+    ``answers()``; ``stop`` ends it (SIGTERM, then SIGKILL)."""
+
+    name = "the server"
 
     def __init__(self, port: int | None = None, start_timeout: float = 30.0) -> None:
         self.port = port or free_port()
@@ -45,52 +50,51 @@ class EmbeddedDynamoDB:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> str:
-        if importlib.util.find_spec("moto") is None:
-            raise MissingEmbedded(
-                "--dynamodb embedded needs moto's server: pip install 'edgewise[embedded]' "
-                "(or `make serve`, which installs it), or pass --dynamodb URL|aws"
-            )
+        raise NotImplementedError
+
+    def answers(self) -> bool:
+        """True once the server answers (an ``OSError`` counts as not yet)."""
+        raise NotImplementedError
+
+    def _launch(self, command: list[str], **popen: Any) -> str:
+        """Start ``command`` in a session of its own (a terminal's Ctrl-C reaches the API only,
+        which then saves what it must through this server before stopping it), dying with this
+        process, and wait until it answers."""
         self.process = subprocess.Popen(
-            [sys.executable, "-m", CHILD, "-H", "127.0.0.1", "-p", str(self.port)],
+            command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
-            # its own session: a terminal's Ctrl-C reaches the API only, which then saves
-            # --data-file through this server before stopping it
             start_new_session=True,
+            **popen,
         )
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(
-                    f"moto server exited at start with code {self.process.returncode}"
+                    f"{self.name} exited at start with code {self.process.returncode}"
                 )
             try:
-                with urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1):
+                if self.answers():
                     return self.url
             except OSError:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"moto server did not answer on {self.url} in {self.start_timeout:.0f}s")
+        raise RuntimeError(f"{self.name} did not answer on {self.url} in {self.start_timeout:.0f}s")
 
     def stop(self) -> None:
         if self.process is None:
             return
         self.process.terminate()
         try:
-            self.process.wait(timeout=5)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
         self.process = None
 
-    def reset(self) -> None:
-        """Forget every table (moto's reset API)."""
-        request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
-        with urllib.request.urlopen(request, timeout=10):
-            pass
-
-    def __enter__(self) -> EmbeddedDynamoDB:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -101,3 +105,27 @@ class EmbeddedDynamoDB:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class EmbeddedDynamoDB(LocalServer):
+    """``with EmbeddedDynamoDB() as db: db.url`` runs moto's server until the block ends."""
+
+    name = "moto server"
+
+    def start(self) -> str:
+        if importlib.util.find_spec("moto") is None:
+            raise MissingEmbedded(
+                "--dynamodb embedded needs moto's server: pip install 'edgewise[embedded]' "
+                "(or `make serve`, which installs it), or pass --dynamodb URL|aws"
+            )
+        return self._launch([sys.executable, "-m", CHILD, "-H", "127.0.0.1", "-p", str(self.port)])
+
+    def answers(self) -> bool:
+        with urllib.request.urlopen(f"{self.url}/moto-api/data.json", timeout=1):
+            return True
+
+    def reset(self) -> None:
+        """Forget every table (moto's reset API)."""
+        request = urllib.request.Request(f"{self.url}/moto-api/reset", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass

@@ -14,16 +14,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
-import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from graph.dynamo.embedded import EmbeddedDynamoDB, _die_with_parent, free_port
+from graph.dynamo.embedded import EmbeddedDynamoDB, LocalServer
 
 __all__ = ["ENV", "DynamoDBLocal", "MissingDynamoDBLocal", "jar_dir", "missing", "start_embedded"]
 
@@ -70,19 +67,18 @@ def missing() -> str | None:
 JVM_OPTIONS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss1m"]
 
 
-class DynamoDBLocal:
+class DynamoDBLocal(LocalServer):
     """``with DynamoDBLocal() as db: db.url`` runs DynamoDB Local on a free loopback port until
     the block ends (``-inMemory -sharedDb``: every credential and region sees one database).
     ``reset()`` deletes every table, as ``EmbeddedDynamoDB.reset()`` forgets moto's."""
 
+    name = "DynamoDB Local"
+
     def __init__(
         self, start_timeout: float = 60.0, jvm_options: Sequence[str] = JVM_OPTIONS
     ) -> None:
+        super().__init__(start_timeout=start_timeout)
         self.jvm_options = list(jvm_options)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.start_timeout = start_timeout
-        self.process: subprocess.Popen[bytes] | None = None
         self.directory: tempfile.TemporaryDirectory[str] | None = None
 
     def start(self) -> str:
@@ -97,29 +93,14 @@ class DynamoDBLocal:
         server = ["-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port)]
         # a directory of its own: it writes dynamodb-local-metadata.json where it runs
         self.directory = tempfile.TemporaryDirectory(prefix="dynamodb-local-")
-        self.process = subprocess.Popen(
+        return self._launch(
             [java, *self.jvm_options, f"-Djava.library.path={library}", "-jar", str(jar), *server],
             cwd=self.directory.name,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,  # no JVM left behind by a worker killed mid-run
-            start_new_session=True,
         )
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"DynamoDB Local exited at start with code {self.process.returncode}"
-                )
-            try:
-                self.call("ListTables", {})
-                return self.url
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(
-            f"DynamoDB Local did not answer on {self.url} in {self.start_timeout:.0f}s"
-        )
+
+    def answers(self) -> bool:
+        self.call("ListTables", {})
+        return True
 
     def call(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
         """One DynamoDB API call, as plain JSON (DynamoDB Local checks only that a request is
@@ -150,29 +131,10 @@ class DynamoDBLocal:
             start = {"ExclusiveStartTableName": listed["LastEvaluatedTableName"]}
 
     def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-            self.process = None
+        super().stop()
         if self.directory is not None:
             self.directory.cleanup()
             self.directory = None
-
-    def __enter__(self) -> DynamoDBLocal:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def start_embedded(kind: str) -> EmbeddedDynamoDB | DynamoDBLocal:
