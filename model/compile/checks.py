@@ -118,6 +118,12 @@ class _Checks(_Base):
         for node in types.values():
             if node.expose is None:
                 continue
+            if node.node and "id" not in node.expose:
+                self.problem(
+                    ("types", node.name, "expose"),
+                    f"{node.name} is a Node, whose `id` every Node serves; add id to the list, "
+                    "or make the type `node: false`",
+                )
             known = ["id", *node.fields, *version]
             if node.parent is not None:
                 known.append(node.parent.field)

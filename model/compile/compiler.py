@@ -331,8 +331,8 @@ class _Compiler(_Checks, _Queries):
             if (sk is None) != (index.sk is None):
                 self.problem(
                     where,
-                    f"index {index_name} {'has' if index.sk else 'has no'} a "
-                    "sort key: give `sk` exactly when it has one",
+                    f"index {index_name} has {'a' if index.sk else 'no'} sort key; "
+                    f"{'add' if index.sk else 'remove'} `sk` (given exactly when it has one)",
                 )
             used = set(pk.placeholders) | set(sk.placeholders if sk else ())
             if SHARD in used and (not shards_allowed or keys.shards is None):

@@ -1,0 +1,244 @@
+"""No model that check-model accepts fails at run time (MODELS.md, "Items decide their type";
+issue 30, item 6). Model files are drawn from the format's grammar (:mod:`tests.modelgen`:
+coherent drafts, some changed a little), and each one
+
+- is checked by ``edgewise check-model``, in process through the CLI's own ``main``: it either
+  refuses with exit 1 and one line per mistake, ``<dotted.path> (line N): <problem>; <what to
+  write instead>``, or accepts with exit 0 and its summary; never a traceback;
+- once accepted, is served over a table created with its layout on moto: introspection answers,
+  and every root lookup (with drawn arguments), ``node(id:)``/``nodes(ids:)`` on drawn ids and
+  every generated mutation (drawn valid and invalid arguments) answers data or errors that each
+  carry an ``extensions.code``, never HTTP 500 and never INTERNAL_SERVER_ERROR; on the empty
+  table, then after the creates, so lookups find items (:mod:`tests.requestgen`).
+
+``make test`` runs a few derandomized examples; ``EDGEWISE_FUZZ_EXAMPLES=N`` (``make fuzz``)
+runs N random ones of each test instead. Every model a run found failing is kept below as an
+explicit example.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import re
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from graphql import build_client_schema, get_introspection_query
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graph.dynamo.client import Endpoint, create_table, open_client
+from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.table import Table
+from server.cli.main import main
+from server.engine import engine_for
+from server.http.app import create_app
+from server.settings import Settings
+from tests.helpers import LEAN
+from tests.modelgen import models, mutated
+from tests.requestgen import Draw, Pools, operation, order_of_mutations
+from tests.tokens import SECRET, bearer, hs256
+
+FUZZ_EXAMPLES = os.environ.get("EDGEWISE_FUZZ_EXAMPLES")
+CHECKED = int(FUZZ_EXAMPLES or 40)  # models through check-model alone
+SERVED = int(FUZZ_EXAMPLES or 10)  # models checked, then served and asked
+# `<dotted.path> (line N): <problem>; <what to write instead>` (some say `<problem>: <fix>`)
+LINE = re.compile(r"^[^\s:]+(?: \(line \d+\))?: \S.*(?:; |: )\S.*$")
+FUZZ = settings(
+    derandomize=FUZZ_EXAMPLES is None,  # make test: the same examples every run
+    database=None,  # no .hypothesis/ folder
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def check_model(path: Path) -> tuple[int, str, list[str]]:
+    """``edgewise check-model PATH`` through the CLI's own entry point: its exit status, what
+    it printed and its lines on stderr. Anything but an exit (a traceback) propagates."""
+    out, err = io.StringIO(), io.StringIO()
+    status: Any = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(["check-model", str(path)])
+        except SystemExit as exc:
+            status = exc.code
+    return status, out.getvalue(), err.getvalue().splitlines()
+
+
+def checked(path: Path, data: dict[str, Any]) -> bool:
+    """Write ``data`` to ``path`` and check it: whether check-model accepted it, after
+    asserting that it answered as documented either way."""
+    text = yaml.safe_dump(data, sort_keys=False)
+    path.write_text(text)
+    status, summary, lines = check_model(path)
+    assert status in (0, 1), (status, lines, text)
+    if status == 1:
+        assert lines, text
+        for line in lines:
+            assert LINE.match(line), (line, text)
+        return False
+    assert not lines and summary, (lines, text)
+    return True
+
+
+# ---- serving ------------------------------------------------------------------------------
+
+
+class Asker:
+    """Sends operations and holds each answer to the rule: data or coded errors."""
+
+    def __init__(self, http: httpx.AsyncClient, draw: Draw, tokens: list[str | None]) -> None:
+        self.http, self.draw, self.tokens = http, draw, tokens
+        self.pools = Pools()
+        self.sent = 0
+
+    async def send(self, document: str, variables: dict[str, Any]) -> dict[str, Any]:
+        token = self.draw(st.sampled_from(self.tokens)) if len(self.tokens) > 1 else self.tokens[0]
+        headers = bearer(token) if token else {}
+        response = await self.http.post(
+            "/graphql", json={"query": document, "variables": variables}, headers=headers
+        )
+        self.sent += 1
+        what = (document, variables, response.status_code, response.text[:2000])
+        assert response.status_code < 500, what
+        body: dict[str, Any] = response.json()
+        assert "data" in body or body.get("errors"), what
+        codes = [e.get("extensions", {}).get("code") for e in body.get("errors", [])]
+        assert None not in codes, what
+        assert "INTERNAL_SERVER_ERROR" not in codes, what
+        return body
+
+    async def ask(self, schema: Any, root: str, name: str) -> None:
+        op = operation(self.draw, schema, root, name, self.pools)
+        body = await self.send(op.document, op.variables)
+        if root == "mutation" and isinstance(body.get("data"), dict) and body["data"].get(name):
+            self.pools.add("", op.variables)  # what a successful write was given
+        if isinstance(body.get("data"), dict):
+            self.pools.add("", body["data"])
+
+
+async def serve_and_ask(dynamodb: EmbeddedDynamoDB, path: Path, draw: Draw) -> int:
+    """Serve the model at ``path`` over a fresh table and ask it everything; the number of
+    requests sent."""
+    dynamodb.reset()
+    engine = engine_for(str(path))
+    name = engine.model.table or "fuzz"
+    tokens: list[str | None] = [None]
+    if engine.model.access is not None:  # as an admin, as a principal, signed out
+        tokens = [hs256("admin", roles=["admin"]), hs256("a1"), hs256("b2"), None]
+    async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
+        await create_table(client.control, name, layout=engine.layout)
+        table = Table(client, name, layout=engine.layout)
+        secret = SECRET if engine.model.access is not None else None
+        app = create_app(Settings(model=str(path), table=name, jwt_secret=secret), table=table)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://fuzz") as http:
+            asker = Asker(http, draw, tokens)
+            asker.tokens = tokens[:1]
+            introspected = await asker.send(get_introspection_query(), {})
+            asker.tokens = tokens
+            schema = build_client_schema(introspected["data"])
+            lookups = list(schema.query_type.fields) if schema.query_type else []
+            writes = list(schema.mutation_type.fields) if schema.mutation_type else []
+            for name_ in lookups:  # the empty table
+                await asker.ask(schema, "query", name_)
+            for _ in range(2):  # writes, then reads of what they wrote
+                for name_ in order_of_mutations(writes):
+                    await asker.ask(schema, "mutation", name_)
+                for name_ in lookups:
+                    await asker.ask(schema, "query", name_)
+            return asker.sent
+
+
+# ---- the properties -----------------------------------------------------------------------
+
+
+@given(data=mutated())
+@settings(FUZZ, max_examples=CHECKED)
+def test_check_model_refuses_with_lines_or_accepts(tmp_path: Path, data: dict[str, Any]) -> None:
+    checked(tmp_path / "model.yaml", data)
+
+
+@given(data=mutated(models()), draw=st.data())
+@settings(FUZZ, max_examples=SERVED)
+def test_an_accepted_model_answers_without_server_errors(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path, data: dict[str, Any], draw: st.DataObject
+) -> None:
+    path = tmp_path / "model.yaml"
+    if checked(path, data):
+        asyncio.run(serve_and_ask(dynamodb, path, draw.draw))
+
+
+def test_the_generator_drafts_mostly_valid_models(tmp_path: Path) -> None:
+    """A generator whose drafts check-model refuses would test the refusals alone."""
+    accepted = []
+
+    @given(data=models())
+    @settings(FUZZ, max_examples=20)
+    def count(data: dict[str, Any]) -> None:
+        accepted.append(checked(tmp_path / "model.yaml", data))
+
+    count()
+    assert sum(accepted) >= len(accepted) * 0.6, accepted
+
+
+# ---- every model a run found failing, kept ------------------------------------------------
+
+# name: (model file, a line check-model must print, or None where it must accept and serve)
+FOUND: dict[str, tuple[str, str | None]] = {
+    "a field rule on a field left out of expose": (
+        """
+table: {name: fuzz, partitionKey: pk, sortKey: sk}
+types:
+  Account:
+    key: "ACC#{id}"
+    fields: {email: String}
+    expose: [id]
+access:
+  principal: Account
+  read: {Account: [self]}
+  fields: {Account.email: [self]}
+""",
+        "access.fields.Account.email (line 11): Account.email is not served "
+        "(types.Account.expose leaves it out); add it to that list or remove this rule",
+    ),
+    "a node type whose expose leaves out id": (
+        """
+table: {name: fuzz, partitionKey: pk, sortKey: sk}
+types:
+  Book:
+    key: {pk: "BOO#{ownerId}", sk: "BOOX#{id}"}
+    fields: {title: String}
+    expose: [title, ownerId]
+""",
+        "types.Book.expose (line 7): Book is a Node, whose `id` every Node serves; add id to "
+        "the list, or make the type `node: false`",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FOUND)
+def test_a_model_found_failing_is_refused_or_served(
+    dynamodb: EmbeddedDynamoDB, tmp_path: Path, name: str
+) -> None:
+    text, line = FOUND[name]
+    path = tmp_path / "model.yaml"
+    path.write_text(text)
+    status, _, lines = check_model(path)
+    if line is not None:
+        assert (status, lines) == (1, [line])
+        return
+    assert (status, lines) == (0, [])
+
+    @given(draw=st.data())
+    @settings(FUZZ, max_examples=3)
+    def ask(draw: st.DataObject) -> None:
+        asyncio.run(serve_and_ask(dynamodb, path, draw.draw))
+
+    ask()
