@@ -230,8 +230,8 @@ class Codec:
             return one
 
         def each(value: Any) -> list[Ref] | None:
-            if value is None:
-                return None
+            if value is None:  # an absent list names no node: [] where the field is non-null
+                return [] if field.type.non_null else None
             return [r for r in map(one, sorted(value) if isinstance(value, set) else value) if r]
 
         return each

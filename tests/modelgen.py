@@ -102,7 +102,8 @@ def _one(draw: Draw, options: Any) -> Any:
 
 
 def _chance(draw: Draw, p: float) -> bool:
-    return bool(draw(st.floats(0, 1)) < p)
+    """True with probability ``p`` (to the percent), False as hypothesis shrinks it."""
+    return bool(draw(st.integers(0, 99)) >= 100 - round(p * 100))
 
 
 # ---- the table ----------------------------------------------------------------------------

@@ -41,6 +41,11 @@ CONSTANTS: dict[str, list[Any]] = {
 WRONG = [None, "text", 7, 1.5, True, [1], {"k": "v"}]  # any of them, for any type
 
 
+def chance(draw: Draw, p: float) -> bool:
+    """True with probability ``p`` (to the percent), False as hypothesis shrinks it."""
+    return bool(draw(st.integers(0, 99)) >= 100 - round(p * 100))
+
+
 @dataclass
 class Pools:
     """Values seen so far: ids answered, and by name every value sent or answered under it."""
@@ -78,7 +83,7 @@ class _Builder:
         self.variables: dict[str, Any] = {}
 
     def chance(self, p: float) -> bool:
-        return bool(self.draw(st.floats(0, 1)) < p)
+        return chance(self.draw, p)
 
     # ---- values --------------------------------------------------------------------------
 

@@ -116,9 +116,10 @@ class _Compiler(_Checks, _Queries):
                 )
         stamps = self.stamps()
         if self.file.table.timestamps is True:
-            for stamp in stamps:
+            for stamp in stamps:  # null on an implicit type, which has no item to hold them
                 if stamp not in fields:
-                    fields[stamp] = Field(stamp, TypeRef("DateTime", True), stamp, "stamp")
+                    stamped = TypeRef("DateTime", not t.implicit)
+                    fields[stamp] = Field(stamp, stamped, stamp, "stamp")
         elif self.file.table.timestamps:  # named attributes: served where a field declares them
             for field_name, f in fields.items():
                 if f.kind == "value" and f.attribute in stamps:
