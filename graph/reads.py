@@ -26,7 +26,7 @@ from graph.errors import BadUserInput
 from graph.keys import ItemKey
 from graph.table import Item, Layout, Table, to_dynamo
 from graph.watch import Watched
-from model import Bounds, Template
+from model import Bounds, KeyValueError, Template
 from model.templates import HIGHEST
 from model.values import Where
 
@@ -42,6 +42,7 @@ __all__ = [
     "cursor_of",
     "narrowed",
     "positions",
+    "typed_branch",
 ]
 
 UNKNOWN: Any = object()  # what :meth:`Reads.known_item` and ``known_page`` answer before a read
@@ -93,6 +94,22 @@ def _typed_bound(layout: Layout, attribute: str | None, text: str | None) -> Any
     if text is None or text == "" or text.endswith(HIGHEST):
         return None
     return layout.value(attribute, text)
+
+
+def typed_branch(layout: Layout, index: str | None, branch: Branch) -> tuple[Any, str, Any, Any]:
+    """A branch's partition, prefix and bounds as its Query sends them: over a number or binary
+    key, values of that type (bounds, no prefix); BAD_USER_INPUT for a value it cannot hold."""
+    partition, prefix, low, high = branch.partition, branch.prefix, branch.low, branch.high
+    if not layout.types:
+        return partition, prefix, low, high
+    hash_key, range_key = layout.keys(index)
+    try:
+        if layout.types.get(range_key or ""):
+            low, high = _typed_bound(layout, range_key, low), _typed_bound(layout, range_key, high)
+            prefix = ""
+        return layout.value(hash_key, partition), prefix, low, high
+    except KeyValueError as exc:
+        raise BadUserInput(f"invalid argument: {exc}") from None
 
 
 def narrowed(
@@ -389,12 +406,7 @@ class Reads:
         layout = self.layout
         hash_key, range_key = layout.keys(listing.index)
         expr = Expr()
-        partition, prefix, low, high = branch.partition, branch.prefix, branch.low, branch.high
-        if layout.types.get(range_key or ""):  # a number or binary sort key: bounds, no prefix
-            low, high = _typed_bound(layout, range_key, low), _typed_bound(layout, range_key, high)
-            prefix = ""
-        if layout.types:
-            partition = layout.value(hash_key, partition)
+        partition, prefix, low, high = typed_branch(layout, listing.index, branch)
         condition = expr.key_condition(hash_key, partition, range_key, prefix, low, high)
         params = {"KeyConditionExpression": condition, "ScanIndexForward": listing.forward}
         filters = []

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from .. import spec as s
 from ..templates import Template, overlap
 from ..types import (
     EdgeType,
+    Field,
     Mutation,
     NodeType,
     Query,
@@ -323,3 +325,75 @@ class _Checks(_Base):
                         "the table has no typeAttribute to tell them apart; give one of "
                         "them a distinct literal prefix",
                     )
+
+    def check_attributes(
+        self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]
+    ) -> None:
+        """A field is stored in an attribute of its own, not in one that holds its item's key,
+        type, label, version or an index key it writes (one value would overwrite the other),
+        except a key attribute whose template is that field alone (`{customerId}` over
+        CustomerId)."""
+        table = self.file.table
+        roles = {
+            table.type_attribute: "the table's typeAttribute, which holds each item's type",
+            table.label_attribute: "the table's labelAttribute, which holds each edge's label",
+            table.version_attribute: "the table's versionAttribute, which holds each version",
+        }
+        roles.pop(None, None)
+        owners: list[tuple[Path, Mapping[str, s.FieldDecl], Mapping[str, Field], list[_Key]]] = []
+        for node in types.values():
+            keys = [_Key(self.pk, "the table's partition key", node.pk)]
+            keys.append(_Key(self.sk, "the table's sort key", node.sk))
+            declared: Mapping[str, s.FieldDecl] = self.file.types[node.name].fields
+            owners.append((("types", node.name), declared, node.fields, keys + _written(node)))
+        for edge in edges.values():
+            keys = [_Key(self.pk, "the table's partition key", None)]
+            keys.append(_Key(self.sk, "the table's sort key", None))
+            declared = self.file.edges[edge.label].fields
+            owners.append((("edges", edge.label), declared, edge.fields, keys + _written(edge)))
+        for place, declared, fields, keys in owners:
+            for name, field in fields.items():
+                if field.kind not in ("value", "key", "copy"):
+                    continue
+                decl = declared.get(name)
+                where: Path = (*place, "fields", name)
+                if isinstance(decl, s.FieldSpec) and decl.attribute is not None:
+                    where = (*where, "attribute")
+                role = roles.get(field.attribute)
+                if role is not None:
+                    self.problem(
+                        where, f"{field.attribute} is {role}; name another attribute (`attribute:`)"
+                    )
+                    continue
+                for key in keys:
+                    template = key.template
+                    bare = template is not None and len(template.parts) == 1
+                    bare = bare and template is not None and template.placeholders == (name,)
+                    if field.attribute == key.attribute and not bare:
+                        written = f' from its template "{template.text}"' if template else ""
+                        self.problem(
+                            where,
+                            f"{key.attribute} is {key.what}, which {place[1]} writes{written}; "
+                            "name another attribute",
+                        )
+                        break
+
+
+class _Key(NamedTuple):
+    """A key attribute an item of a type or edge is written with: what it is, and the template
+    that fills it (None: its ends' keys)."""
+
+    attribute: str
+    what: str
+    template: Template | None
+
+
+def _written(owner: NodeType | EdgeType) -> list[_Key]:
+    """The index key attributes ``owner``'s index entries fill."""
+    out = []
+    for write in owner.indexes:
+        index = write.index.name
+        out.append(_Key(write.index.pk, f"the partition key of index {index}", write.pk))
+        if write.sk is not None and write.index.sk is not None:
+            out.append(_Key(write.index.sk, f"the sort key of index {index}", write.sk))
+    return out

@@ -594,6 +594,7 @@ class _Compiler(_Checks, _Queries):
         self.check_constraints()
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
+        self.check_attributes(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
         mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
         self.check_roots(types, edges, queries, mutations)

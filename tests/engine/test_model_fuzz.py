@@ -115,12 +115,13 @@ class Asker:
         )
         self.sent += 1
         what = (document, variables, response.status_code, response.text[:2000])
-        assert response.status_code < 500, what
         body: dict[str, Any] = response.json()
         assert "data" in body or body.get("errors"), what
         codes = [e.get("extensions", {}).get("code") for e in body.get("errors", [])]
         assert None not in codes, what
         assert "INTERNAL_SERVER_ERROR" not in codes, what
+        # 503 is DynamoDB's own (moto slow on a loaded machine), never the model's
+        assert response.status_code < 500 or set(codes) == {"UNAVAILABLE"}, what
         return body
 
     async def ask(self, root: str, name: str) -> None:
