@@ -19,6 +19,7 @@ stored-objects, key-shapes), hook fields and hook mutations, ``generator``, ``de
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,7 +121,7 @@ def table(draw: Draw, d: Draft) -> None:
     else:
         t["partitionKey"] = {"name": pk, "type": d.key_type}
         t["sortKey"] = {"name": sk, "type": d.key_type}
-    if _chance(draw, 0.6):
+    if _chance(draw, 0.6 if d.key_type == "S" else 0.9):  # N, B: keys alone hardly tell
         t["typeAttribute"] = _one(draw, ["type", "_et", "entity_type"])
         if _chance(draw, 0.2):
             t["labelAttribute"] = "edge"
@@ -191,7 +192,13 @@ def _key(d: Draft, prefix: str, shape: str, parent: Kind | None) -> tuple[Any, l
     assert parent is not None
     link = f"{_lower(parent.name)}Id"
     pk = parent.pk.replace("{id}", "{" + link + "}")
+    if prefix.startswith(("D", "F")):  # a number in the sort key, zero-padded: `{rank:04d}`
+        return {"pk": pk, "sk": f"{prefix}#{{rank:04d}}#{{id}}"}, [link, "rank", "id"]
     return {"pk": pk, "sk": f"{prefix}#{{kind}}#{{id}}"}, [link, "kind", "id"]
+
+
+def _placeholders(template: str) -> list[str]:
+    return [p.split(":")[0] for p in re.findall(r"{([^}]*)}", template)]
 
 
 def _lower(name: str) -> str:
@@ -231,6 +238,8 @@ def node_types(draw: Draw, d: Draft) -> None:
             spec["mutations"] = False
         if _chance(draw, 0.1):
             spec["names"] = {"lookup": f"the{name}", "create": f"new{name}"}
+            if _chance(draw, 0.5):
+                spec["names"] |= {"connection": f"{name}List", "edge": f"{name}Item"}
         if _chance(draw, 0.1):
             spec["description"] = f"A {name.lower()}."
         types[name] = spec
@@ -239,6 +248,9 @@ def node_types(draw: Draw, d: Draft) -> None:
             d.kinds[name].stored["kind"] = "String!"
             if _chance(draw, 0.5):
                 spec.setdefault("fields", {})["kind"] = "String!"
+        if "rank" in key_fields:
+            d.kinds[name].stored["rank"] = "Int!"
+            spec.setdefault("fields", {})["rank"] = "Int!"
         if shape == "keyed" and d.key_type == "N":
             spec.setdefault("fields", {})["ownerId"] = "Int!"
             d.kinds[name].stored["ownerId"] = "Int!"
@@ -310,9 +322,10 @@ def refs(draw: Draw, d: Draft) -> None:
         if name in fields_ or name in kind.key_fields:
             continue
         form = _one(draw, ["one", "key", "list"] if len(target.key_fields) == 1 else ["composite"])
+        required = not kind.spec.get("implicit") and _chance(draw, 0.3)
         if form == "one":
-            fields_[f"{name}Id"] = "ID"
-            fields_[name] = {"type": target.name, "ref": f"{name}Id"}
+            fields_[f"{name}Id"] = "ID!" if required and _chance(draw, 0.7) else "ID"
+            fields_[name] = {"type": target.name + ("!" if required else ""), "ref": f"{name}Id"}
         elif form == "key":
             fields_[f"{name}Key"] = "String"
             fields_[name] = {"type": target.name, "ref": {"field": f"{name}Key", "holds": "key"}}
@@ -328,6 +341,12 @@ def refs(draw: Draw, d: Draft) -> None:
             if source in fields_:
                 kind.stored[source] = str(fields_[source])
         kind.hops[name] = target.name
+    for child in d.of_shape("child"):  # a ref over a key placeholder: the child's parent id
+        parent = d.kinds[child.spec["parent"]["type"]]
+        link = child.key_fields[0]
+        if parent.single and _chance(draw, 0.3):
+            child.spec.setdefault("fields", {})["owner"] = {"type": f"{parent.name}!", "ref": link}
+            child.hops["owner"] = parent.name
 
 
 def derived(draw: Draw, d: Draft) -> None:
@@ -355,7 +374,10 @@ def type_indexes(draw: Draw, d: Draft) -> None:
             spec = d.indexes[index]
             placeholders = [f for f, t in kind.stored.items() if "[" not in t] or ["id"]
             first = _one(draw, placeholders)
-            entry: dict[str, Any] = {"pk": f"{kind.prefix}_{index}#{{{first}}}"}
+            spec_ = ""
+            if kind.stored.get(first, "").strip("!") in ("Int", "Float") and _chance(draw, 0.5):
+                spec_ = _one(draw, [":06d", ":.2f"])
+            entry: dict[str, Any] = {"pk": f"{kind.prefix}_{index}#{{{first}{spec_}}}"}
             if _chance(draw, 0.2):
                 entry = {"pk": f"{kind.prefix}_{index}#{{shard}}", "shards": _one(draw, [2, 4])}
             if "sortKey" in spec:
@@ -415,6 +437,9 @@ def edges(draw: Draw, d: Draft) -> None:
         copied = [f for f, t in source.stored.items() if f not in source.key_fields]
         if copied and _chance(draw, 0.3):
             edge_fields["copied"] = {"copyOf": f"from.{_one(draw, copied)}"}
+        copied = [f for f, t in target.stored.items() if f not in target.key_fields]
+        if copied and "reverse" in edge and _chance(draw, 0.2):
+            edge_fields["copiedTo"] = {"copyOf": f"to.{_one(draw, copied)}"}
         if edge_fields:
             edge["fields"] = edge_fields
         implicit = source.spec.get("implicit") or target.spec.get("implicit")
@@ -500,15 +525,17 @@ def queries(draw: Draw, d: Draft) -> None:
                 sort: dict[str, Any] = {"template": sk}
                 if "{" in sk and _chance(draw, 0.5):
                     sort["between"] = ["from", "to"]
+                    if _chance(draw, 0.3):
+                        sort["exclusive"] = True
                 elif "{" in sk and _chance(draw, 0.5):
-                    sort["arguments"] = [sk[1:].split("}")[0]] if sk.startswith("{") else []
+                    sort["arguments"] = _placeholders(sk)[:1]
                 query["sort"] = sort
             if _chance(draw, 0.3):
                 query["order"] = "desc"
-            numbers = [f for f, t in kind.stored.items() if t.strip("!") == "Int"]
-            if numbers and _chance(draw, 0.4):
-                query["where"] = {numbers[0]: {"lte": "$most"}}
-                query["arguments"] = {"most": "Int"}
+            if _chance(draw, 0.4):
+                _where(draw, kind, query)
+            if _chance(draw, 0.1):
+                query["count"] = "counter"
             owners = [
                 k for k in d.kinds.values() if k.single and f"{_lower(k.name)}Id" in entry["pk"]
             ]
@@ -540,10 +567,26 @@ def queries(draw: Draw, d: Draft) -> None:
             out[f"{_lower(child.name)}sOf"] = {
                 "type": child.name,
                 "partition": child.pk,
-                "sort": {"template": child.spec["key"]["sk"], "arguments": ["kind"]},
+                "sort": {"template": child.spec["key"]["sk"], "arguments": child.key_fields[1:2]},
             }
     if not out:
         del d.data["queries"]
+
+
+def _where(draw: Draw, kind: Kind, query: dict[str, Any]) -> None:
+    """A query's filter on its type's stored fields: an argument, `in`, `ne`, `or`."""
+    numbers = [f for f, t in kind.stored.items() if t.strip("!") in ("Int", "Float")]
+    texts = [f for f, t in kind.stored.items() if t.strip("!") in ("String", "ID")]
+    where: dict[str, Any] = {}
+    if numbers:
+        where[numbers[0]] = {"lte": "$most"}
+        query["arguments"] = {"most": _one(draw, ["Int", "Float", "String"])}
+    if texts:
+        where[texts[0]] = _one(draw, [{"in": ["a1", "b2"]}, {"ne": None}, "a1", None])
+    if len(where) > 1 and _chance(draw, 0.5):
+        where = {"or": [{k: v} for k, v in where.items()]}
+    if where:
+        query["where"] = where
 
 
 def access(draw: Draw, d: Draft) -> None:
@@ -564,6 +607,12 @@ def access(draw: Draw, d: Draft) -> None:
     if _chance(draw, 0.5) and principal.spec.get("mutations", True):
         update = principal.spec.get("names", {}).get("update", f"update{principal.name}")
         rules["mutations"] = {update: {"input.id": ["self"]}}
+    for label, edge in d.data.get("edges", {}).items():
+        if edge["from"] == principal.name != edge["to"] and _chance(draw, 0.5):
+            add = edge.get("add", f"add{label.title()}")
+            rules.setdefault("mutations", {})[add] = _one(
+                draw, [{}, {f"{_lower(principal.name)}Id": ["self"]}]
+            )
     d.data["access"] = rules
 
 
@@ -573,6 +622,48 @@ def expose(draw: Draw, d: Draft) -> None:
         listed = ["id", *kind.spec.get("fields", {})]
         if _chance(draw, 0.1):
             kind.spec["expose"] = draw(st.permutations(listed))[: max(1, len(listed) - 1)]
+
+
+def shared_attributes(draw: Draw, d: Draft) -> None:
+    """Now and then a field stored in an attribute the table uses for something else: a key,
+    the type attribute, an index key, the version or a timestamp."""
+    table = d.data["table"]
+    taken = [d.attr("partitionKey"), d.attr("sortKey"), "GSI1PK", "version", "createdAt", "_ct"]
+    taken += [table["typeAttribute"]] if "typeAttribute" in table else []
+    for kind in d.kinds.values():
+        stored = [f for f in kind.spec.get("fields", {}) if f in kind.stored]
+        if stored and _chance(draw, 0.08):
+            name = _one(draw, stored)
+            decl = kind.spec["fields"][name]
+            decl = dict(decl) if isinstance(decl, dict) else {"type": decl}
+            kind.spec["fields"][name] = decl | {"attribute": _one(draw, taken)}
+
+
+def table_extras(draw: Draw, d: Draft) -> None:
+    """Deletes too large for one transaction marked on an index (`deletions`), an id rule
+    (`ids`)."""
+    own = [i for i in d.own_gsis() if "sortKey" in d.indexes[i]]
+    if own and _chance(draw, 0.15):
+        d.data["table"]["deletions"] = {"index": own[0]}
+    if d.key_type == "S" and _chance(draw, 0.1):
+        d.data["table"]["ids"] = {"pattern": "[a-z0-9]{1,20}", "description": "a-z and 0-9"}
+
+
+def root_expose(draw: Draw, d: Draft) -> None:
+    """The root fields served, in an order, some left out (`expose: {Query, Mutation}`)."""
+    lookups = [
+        k.spec.get("names", {}).get("lookup", _lower(k.name))
+        for k in d.kinds.values()
+        if k.spec.get("node", True)
+    ]
+    roots = [
+        "node",
+        "nodes",
+        *lookups,
+        *(n for n, q in d.data.get("queries", {}).items() if "on" not in q),
+    ]
+    if _chance(draw, 0.1):
+        d.data["expose"] = {"Query": draw(st.permutations(roots))[: max(1, len(roots) - 1)]}
 
 
 FEATURES: tuple[Callable[[Draw, Draft], None], ...] = (
@@ -590,6 +681,9 @@ FEATURES: tuple[Callable[[Draw, Draft], None], ...] = (
     queries,
     access,
     expose,
+    shared_attributes,
+    table_extras,
+    root_expose,
 )
 
 

@@ -6,6 +6,7 @@ lookup after a create asks for what was created (``tests/engine/test_model_fuzz.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,9 +53,15 @@ class Pools:
 
     ids: list[str] = field(default_factory=list)
     named: dict[str, list[Any]] = field(default_factory=dict)
+    typed: dict[str, list[str]] = field(default_factory=dict)  # a type's ids answered
 
     def add(self, name: str, value: Any) -> None:
         if isinstance(value, dict):
+            typename, id_ = value.get("__typename"), value.get("id")
+            if isinstance(typename, str) and isinstance(id_, str):
+                seen = self.typed.setdefault(typename, [])
+                if id_ not in seen:
+                    seen.append(id_)
             for key, inner in value.items():
                 self.add(key, inner)
         elif isinstance(value, list):
@@ -87,45 +94,53 @@ class _Builder:
 
     # ---- values --------------------------------------------------------------------------
 
-    def value(self, type_: GraphQLInputType, name: str, depth: int = 0) -> Any:
+    def value(
+        self, type_: GraphQLInputType, name: str, depth: int = 0, owner: str | None = None
+    ) -> Any:
+        """A value for ``name`` of ``type_``; ``owner``: the type an `id` names."""
         if self.chance(self.wrong):
             return self.draw(st.sampled_from(WRONG))
         if isinstance(type_, GraphQLNonNull):
-            return self.value(type_.of_type, name, depth)
+            return self.value(type_.of_type, name, depth, owner)
         if self.chance(0.1):
             return None
         if isinstance(type_, GraphQLList):
             size = self.draw(st.integers(0, 2 if depth < 2 else 0))
-            return [self.value(type_.of_type, name, depth + 1) for _ in range(size)]
+            return [self.value(type_.of_type, name, depth + 1, owner) for _ in range(size)]
         if isinstance(type_, GraphQLEnumType):
             return self.draw(st.sampled_from([*type_.values, "NOT_A_VALUE"]))
         if isinstance(type_, GraphQLInputObjectType):
             out = {}
+            inside = re.sub(r"^(Create|Update)|Input$", "", type_.name)
             for key, input_field in type_.fields.items():
                 required = isinstance(input_field.type, GraphQLNonNull)
                 if required or self.chance(0.7):
-                    out[key] = self.value(input_field.type, key, depth + 1)
+                    out[key] = self.value(input_field.type, key, depth + 1, inside)
             return out
         assert isinstance(type_, GraphQLScalarType)
         seen = self.pools.named.get(name, [])
         if type_.name == "ID":
+            target = owner if name == "id" else _named_by(name)
+            typed = self.pools.typed.get(target or "", [])
+            if typed and self.chance(0.7):
+                return self.draw(st.sampled_from(typed))
             seen = seen + self.pools.ids
         choices = CONSTANTS.get(type_.name, CONSTANTS["String"])
         if seen and self.chance(0.7):
             return self.draw(st.sampled_from(seen))
         return self.draw(st.sampled_from(choices))
 
-    def argument(self, name: str, type_: GraphQLInputType) -> str:
+    def argument(self, name: str, type_: GraphQLInputType, owner: str | None) -> str:
         variable = f"v{len(self.declared)}"
         self.declared.append(f"${variable}: {type_}")
-        self.variables[variable] = self.value(type_, name)
+        self.variables[variable] = self.value(type_, name, owner=owner)
         return f"{name}: ${variable}"
 
-    def arguments(self, args: dict[str, Any]) -> str:
+    def arguments(self, args: dict[str, Any], owner: str | None = None) -> str:
         given = []
         for name, arg in args.items():
             if isinstance(arg.type, GraphQLNonNull) or self.chance(0.5):
-                given.append(self.argument(name, arg.type))
+                given.append(self.argument(name, arg.type, owner))
         return f"({', '.join(given)})" if given else ""
 
     # ---- selections ----------------------------------------------------------------------
@@ -162,10 +177,22 @@ def operation(
     parent = schema.query_type if root == "query" else schema.mutation_type
     assert parent is not None
     root_field = parent.fields[name]
-    args = builder.arguments(root_field.args)
+    owner = get_named_type(root_field.type).name  # the type an `id` argument names
+    if root == "mutation":
+        owner = re.sub(r"^(create|update|delete|new|the)", "", name)
+    args = builder.arguments(root_field.args, owner)
     body = f"{name}{args} {builder.selection(root_field.type, 4)}".strip()
     declared = f"({', '.join(builder.declared)})" if builder.declared else ""
     return Operation(f"{root} fuzz{declared} {{ {body} }}", builder.variables, root, name)
+
+
+def _named_by(argument: str) -> str | None:
+    """The type an id argument names by its name: `bookId`, `fromBookId`, `toBookId` -> Book."""
+    found = re.fullmatch(r"([A-Za-z][A-Za-z0-9_]*?)Ids?", argument)
+    if found is None:
+        return None
+    base = re.sub(r"^(from|to)(?=[A-Z])", "", found.group(1))
+    return base[:1].upper() + base[1:]
 
 
 def order_of_mutations(names: list[str]) -> list[str]:
