@@ -208,7 +208,10 @@ def _lower(name: str) -> str:
 def node_types(draw: Draw, d: Draft) -> None:
     """1 to 4 types: one-template keys, {pk, sk} keys (placeholders or a constant sort key),
     children of an earlier type, implicit types; typeValue, names, mutations, node, expose."""
-    names = draw(st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=4, unique=True))
+    # A number or binary key is one bare placeholder, so two types' keys overlap and only the
+    # type attribute tells their items apart, which the branch item-types makes work: one type.
+    most = 4 if d.key_type == "S" else 1
+    names = draw(st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=most, unique=True))
     types = d.section("types")
     for name in names:
         parents = d.of_shape("single", "constant")
@@ -278,8 +281,15 @@ def fields(draw: Draw, d: Draft) -> None:
             decl: Any = text
             if _chance(draw, 0.4):
                 decl = {"type": text}
-                if _chance(draw, 0.3):
-                    decl["attribute"] = _one(draw, [name.upper(), f"_{name}", "Data"])
+                taken = {
+                    f.get("attribute")
+                    for f in kind.spec.get("fields", {}).values()
+                    if isinstance(f, dict)
+                }
+                if _chance(draw, 0.3):  # one attribute a field (two: MODELS.md's item-types rule)
+                    decl["attribute"] = _one(
+                        draw, [a for a in (name.upper(), f"_{name}", "Data") if a not in taken]
+                    )
                 base = text.strip("[]!")
                 if base == "String" and "[" not in text and _chance(draw, 0.3):
                     decl["length"] = [1, 50]
@@ -324,7 +334,7 @@ def refs(draw: Draw, d: Draft) -> None:
         form = _one(draw, ["one", "key", "list"] if len(target.key_fields) == 1 else ["composite"])
         required = not kind.spec.get("implicit") and _chance(draw, 0.3)
         if form == "one":
-            fields_[f"{name}Id"] = "ID!" if required and _chance(draw, 0.7) else "ID"
+            fields_[f"{name}Id"] = "ID!" if required else "ID"
             fields_[name] = {"type": target.name + ("!" if required else ""), "ref": f"{name}Id"}
         elif form == "key":
             fields_[f"{name}Key"] = "String"

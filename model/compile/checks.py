@@ -244,6 +244,15 @@ class _Checks(_Base):
                             f"{node.name} has no field {source!r}; "
                             f"{did_you_mean(source, node.fields)}",
                         )
+                        continue
+                    held = node.fields[source]
+                    if field.type.non_null and not field.type.list and not held.type.non_null:
+                        self.problem(  # an item without the value would answer null for it
+                            ("types", node.name, "fields", field.name, "ref"),
+                            f"{field.name} is non-null ({field.type}) but {source} may be null "
+                            f"({held.type}); make {source} non-null ({held.type.name}!) or the "
+                            f"reference nullable (type: {field.type.name})",
+                        )
 
     def check_names(
         self,
@@ -340,6 +349,11 @@ class _Checks(_Base):
             table.version_attribute: "the table's versionAttribute, which holds each version",
         }
         roles.pop(None, None)
+        spec = table.timestamps
+        created, modified = ("createdAt", "updatedAt")
+        if isinstance(spec, s.TimestampsSpec):
+            created, modified = spec.created, spec.modified
+        stamps = {created: "created", modified: "modified"}
         owners: list[tuple[Path, Mapping[str, s.FieldDecl], Mapping[str, Field], list[_Key]]] = []
         for node in types.values():
             keys = [_Key(self.pk, "the table's partition key", node.pk)]
@@ -353,13 +367,22 @@ class _Checks(_Base):
             owners.append((("edges", edge.label), declared, edge.fields, keys + _written(edge)))
         for place, declared, fields, keys in owners:
             for name, field in fields.items():
-                if field.kind not in ("value", "key", "copy"):
+                if field.kind not in ("value", "key", "copy", "stamp"):
                     continue
                 decl = declared.get(name)
                 where: Path = (*place, "fields", name)
                 if isinstance(decl, s.FieldSpec) and decl.attribute is not None:
                     where = (*where, "attribute")
                 role = roles.get(field.attribute)
+                stamp = stamps.get(field.attribute) if table.timestamps else None
+                if stamp is not None and field.type.name != "DateTime":
+                    self.problem(
+                        where,
+                        f"{field.attribute} is the table's timestamps.{stamp}, which Edgewise "
+                        "writes as a date-time; declare the field a DateTime or name another "
+                        "attribute",
+                    )
+                    continue
                 if role is not None:
                     self.problem(
                         where, f"{field.attribute} is {role}; name another attribute (`attribute:`)"
