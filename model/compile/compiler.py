@@ -65,7 +65,9 @@ class _Compiler(_Checks, _Queries):
             self.problem((*path, "key"), "a key needs a placeholder; write e.g. 'ORDER#{id}'")
             return None
         if SHARD in key_fields:
-            self.problem((*path, "key"), "{shard} belongs in an index template, not the key")
+            self.problem(
+                (*path, "key"), "{shard} belongs in an index template, not the key; remove it"
+            )
         if single and key_fields != ("id",):
             self.problem(
                 (*path, "key"),
@@ -336,10 +338,16 @@ class _Compiler(_Checks, _Queries):
                     f"{'add' if index.sk else 'remove'} `sk` (given exactly when it has one)",
                 )
             used = set(pk.placeholders) | set(sk.placeholders if sk else ())
-            if SHARD in used and (not shards_allowed or keys.shards is None):
-                self.problem(where, "{shard} needs `shards: N` on this index entry")
+            if SHARD in used and not shards_allowed:
+                self.problem(where, "an edge's index entry is not write-sharded; remove {shard}")
+            elif SHARD in used and keys.shards is None:
+                self.problem(
+                    where, "{shard} needs `shards: N` on this index entry; add it, e.g. `shards: 4`"
+                )
             if keys.shards is not None and SHARD not in pk.placeholders:
-                self.problem(where, "`shards` needs {shard} in the pk template")
+                self.problem(
+                    where, "`shards` needs {shard} in the pk template; add it or remove `shards`"
+                )
             for unknown in sorted(used - placeholders - {SHARD}):
                 self.problem(
                     where,
