@@ -196,7 +196,8 @@ def _named_by(argument: str) -> str | None:
 
 
 def order_of_mutations(names: list[str]) -> list[str]:
-    """Creates first, then the rest, removes and deletes last, so later ones find items."""
+    """Creates first, each twice (an edge joins two nodes), then the rest, removes and deletes
+    last, so later ones find items."""
 
     def rank(name: str) -> int:
         if name.startswith(("create", "new")):
@@ -205,4 +206,6 @@ def order_of_mutations(names: list[str]) -> list[str]:
             return 2
         return 1
 
-    return sorted(names, key=rank)
+    ordered = sorted(names, key=rank)
+    creates = [n for n in ordered if rank(n) == 0]
+    return creates + ordered
