@@ -47,8 +47,8 @@ from tests.requestgen import Draw, Pools, operation, order_of_mutations
 from tests.tokens import SECRET, bearer, hs256
 
 FUZZ_EXAMPLES = os.environ.get("EDGEWISE_FUZZ_EXAMPLES")
-CHECKED = int(FUZZ_EXAMPLES or 30)  # models through check-model alone
-SERVED = int(FUZZ_EXAMPLES or 6)  # models checked, then served and asked
+CHECKED = int(FUZZ_EXAMPLES or 40)  # models through check-model alone
+SERVED = int(FUZZ_EXAMPLES or 8)  # models checked, then served and asked
 # `<dotted.path> (line N): <problem>; <what to write instead>` (some say `<problem>: <fix>`)
 LINE = re.compile(r"^[^\s:]+(?: \(line \d+\))?: \S.*(?:; |: )\S.*$")
 FUZZ = settings(
