@@ -489,10 +489,11 @@ def paths(draw: Draw, d: Draft) -> None:
         else:
             obj = f"{kind.name}Reach"
             obj_fields = {"node": f"{end.name}!"}
-            shape: dict[str, Any] = {"node": hops[-1]}
+            by_position = _chance(draw, 0.3)  # a hop named by its position
+            shape: dict[str, Any] = {"node": len(hops) if by_position else hops[-1]}
             if len(hops) == 2:
                 obj_fields["via"] = f"[{middle.name}!]!"
-                shape["via"] = hops[0]
+                shape["via"] = 1 if by_position else hops[0]
             d.section("objects")[obj] = {"fields": obj_fields}
             decl["type"] = f"[{obj}!]!"
             decl["shape"] = shape
@@ -514,7 +515,14 @@ def paths(draw: Draw, d: Draft) -> None:
             if "where" in decl:
                 replica["copy"] = [next(k for k in edge_fields if k in str(decl["where"]))]
             decl["materialize"] = replica
-        kind.spec.setdefault("fields", {})[_one(draw, ["reach", "reached"])] = decl
+        name = _one(draw, ["reach", "reached"])
+        kind.spec.setdefault("fields", {})[name] = decl
+        if "materialize" in decl and _chance(draw, 0.5):  # another field read from that replica
+            shared = {"type": "Boolean!", "path": hops, "materialize": name}
+            shared["arguments"] = {f"{_lower(end.name)}Id": "ID!"}
+            if "where" in decl:
+                shared["where"] = decl["where"]
+            kind.spec["fields"]["mayReach"] = shared
 
 
 # ---- queries and access -------------------------------------------------------------------
@@ -674,6 +682,13 @@ def root_expose(draw: Draw, d: Draft) -> None:
     ]
     if _chance(draw, 0.1):
         d.data["expose"] = {"Query": draw(st.permutations(roots))[: max(1, len(roots) - 1)]}
+    creates = [
+        k.spec.get("names", {}).get("create", f"create{k.name}")
+        for k in d.kinds.values()
+        if k.spec.get("mutations", True) and not k.spec.get("implicit")
+    ]
+    if creates and _chance(draw, 0.1):
+        d.data.setdefault("expose", {})["Mutation"] = creates
 
 
 FEATURES: tuple[Callable[[Draw, Draft], None], ...] = (

@@ -119,6 +119,8 @@ class _Builder:
             return out
         assert isinstance(type_, GraphQLScalarType)
         seen = self.pools.named.get(name, [])
+        if name in ("after", "before"):  # cursors answered, of this connection or another
+            seen = self.pools.named.get("cursor", []) + self.pools.named.get("endCursor", [])
         if type_.name == "ID":
             target = owner if name == "id" else _named_by(name)
             typed = self.pools.typed.get(target or "", [])
