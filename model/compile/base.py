@@ -17,7 +17,16 @@ from ..types import (
     TypeRef,
 )
 
-__all__ = ["Path", "Problem", "camel", "did_you_mean", "lower_first", "singular", "upper_first"]
+__all__ = [
+    "Path",
+    "Problem",
+    "camel",
+    "did_you_mean",
+    "lower_first",
+    "misfit",
+    "singular",
+    "upper_first",
+]
 
 
 Path = tuple[str | int, ...]
@@ -56,6 +65,43 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
         return f"did you mean {close[0]!r}?"
     known = ", ".join(sorted(choices)) or "none"
     return f"use one of: {known}"
+
+
+_FITS = {
+    "String": (str,),
+    "ID": (str,),
+    "Date": (str,),
+    "DateTime": (str,),
+    "Int": (int,),
+    "Float": (int, float),
+    "Boolean": (bool,),
+}
+
+
+def misfit(
+    value: object, type_: TypeRef, option: str, enums: Mapping[str, Mapping[str, str]]
+) -> str | None:
+    """Why a field's ``default`` or ``initial`` cannot be its value, or None."""
+    if type_.list:
+        return f"{option} gives one value and the field is a list ({type_}); remove `{option}`"
+    if option == "initial" and value == "now":
+        if type_.name in ("DateTime", "String"):
+            return None
+        return f"`now` is a DateTime and the field is a {type_.name}; give a value or remove it"
+    if type_.name in enums:
+        if value in enums[type_.name]:
+            return None
+        return (
+            f"{value!r} is not a value of {type_.name}; use one of: {', '.join(enums[type_.name])}"
+        )
+    kinds = _FITS.get(type_.name)
+    wrong = kinds is not None and (
+        not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+    )
+    if wrong or (type_.name == "Date" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value))):
+        article = "an" if type_.name[:1] in "AEIOU" else "a"
+        return f"{value!r} is not {article} {type_.name}; give {article} {type_.name} value"
+    return None
 
 
 class _Base:

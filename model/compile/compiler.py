@@ -30,7 +30,16 @@ from ..types import (
 )
 
 __all__ = ["compile_model"]
-from .base import Path, Problem, camel, did_you_mean, lower_first, singular, upper_first
+from .base import (
+    Path,
+    Problem,
+    camel,
+    did_you_mean,
+    lower_first,
+    misfit,
+    singular,
+    upper_first,
+)
 from .checks import _Checks
 from .queries import _Queries
 
@@ -296,6 +305,11 @@ class _Compiler(_Checks, _Queries):
                 f"{type_.name} is a node type: make the field a `ref`, an edge or a collection",
             )
             return None
+        for option in ("default", "initial"):
+            given = getattr(decl, option)
+            wrong = None if given is None else misfit(given, type_, option, self.enums)
+            if wrong is not None:
+                self.problem((*path, option), wrong)
         return Field(
             name,
             type_,

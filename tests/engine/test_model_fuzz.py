@@ -217,8 +217,9 @@ def test_the_generator_drafts_mostly_valid_models(tmp_path: Path) -> None:
 
 # ---- every model a run found failing, kept ------------------------------------------------
 
-# Each: `name`, `model` (the file), and `refused` (the one line check-model prints), or `served`
-# (requests each answering data or coded errors, sent as the token of `subject` if given), or
+# Each: `name`, `model` (the file), and `refused` (the line or lines check-model prints), or
+# `served` (requests each answering data or coded errors, sent as the token of `subject` if
+# given; one given as `{request, data}` answers exactly that data), or
 # neither (refused with lines, or served and asked drawn requests); a model `known` to fail
 # until the branch it names is merged is expected to fail.
 FOUND = yaml.safe_load((Path(__file__).parent / "model_fuzz_found.yaml").read_text())
@@ -240,7 +241,8 @@ def test_a_model_found_failing_is_refused_or_served(
     path.write_text(case["model"])
     status, _, lines = check_model(path)
     if "refused" in case:
-        assert (status, lines) == (1, [case["refused"]])
+        refused = case["refused"]
+        assert (status, lines) == (1, refused if isinstance(refused, list) else [refused])
         return
     if "served" not in case and status == 1:
         assert all(LINE.match(line) for line in lines), lines  # either will do
@@ -250,8 +252,12 @@ def test_a_model_found_failing_is_refused_or_served(
 
     async def ask(draw: Draw) -> None:
         async with served(dynamodb, path, draw) as asker:
-            for document in case.get("served", ()):
-                await asker.send(document, {}, token)
+            for request in case.get("served", ()):
+                if isinstance(request, str):
+                    await asker.send(request, {}, token)
+                else:  # {request, data}: the exact answer, with no error
+                    body = await asker.send(request["request"], {}, token)
+                    assert body == {"data": request["data"]}, (request, body)
             if not case.get("served"):
                 await asker.ask_everything()
 
