@@ -106,7 +106,7 @@ class _Checks(_Base):
             self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
             return
         if not callable(getattr(module, function, None)):
-            self.problem(path, f"{module_name} has no function {function!r}")
+            self.problem(path, f"{module_name} has no function {function!r}; check its name")
 
     def check_roots(
         self,
@@ -291,7 +291,10 @@ class _Checks(_Base):
             if query.on is not None:
                 claim(query.on, query.field, ("queries", query.name))
             elif query.field in roots:
-                self.problem(("queries", query.name), f"root field {query.field!r} is taken")
+                self.problem(
+                    ("queries", query.name),
+                    f"root field {query.field!r} is taken; rename the query (`field:`)",
+                )
             else:
                 roots[query.field] = ("queries", query.name)
         for node in types.values():

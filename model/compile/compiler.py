@@ -123,7 +123,8 @@ class _Compiler(_Checks, _Queries):
             if compiled_field.unique is not None and not single:
                 self.problem(
                     (*path, "fields", field_name, "unique"),
-                    "a unique field belongs to a type with a one-template key such as 'USER#{id}'",
+                    "a unique field's claim names its node by id, and this key is composite; keep "
+                    "unique fields on types keyed by one template such as 'USER#{id}'",
                 )
         stamps = self.stamps()
         if self.file.table.timestamps is True:
@@ -221,7 +222,9 @@ class _Compiler(_Checks, _Queries):
             return path_field(self, path, name, decl)
         kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]
         if len(kinds) > 1:
-            self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
+            self.problem(
+                path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}; keep one"
+            )
             return None
         attribute = decl.attribute or name
         unique = None
@@ -230,7 +233,8 @@ class _Compiler(_Checks, _Queries):
             if template is not None and template.placeholders != (name,):
                 self.problem(
                     (*path, "unique", "key"),
-                    f"write a template of {{{name}}} alone, e.g. '{name.upper()}#{{{name}}}'",
+                    f"the claim's key holds {{{name}}} alone; "
+                    f"write e.g. '{name.upper()}#{{{name}}}'",
                 )
             elif template is not None:
                 unique = Unique(
@@ -272,7 +276,9 @@ class _Compiler(_Checks, _Queries):
                 )
                 return None
             if decl.sum is not None and not summed:
-                self.problem((*path, "sum"), "write `collection.field`, e.g. inventory.quantity")
+                self.problem(
+                    (*path, "sum"), "a sum names the field summed; write e.g. inventory.quantity"
+                )
                 return None
             return Field(
                 name,
@@ -439,7 +445,10 @@ class _Compiler(_Checks, _Queries):
                     end=compiled.end,
                 )
             elif compiled.kind not in ("value",):
-                self.problem((*path, "fields", field_name), "an edge field is a value or a copyOf")
+                self.problem(
+                    (*path, "fields", field_name),
+                    "an edge field is a value or a copyOf; make it one (`since: Date`)",
+                )
                 continue
             fields[field_name] = compiled
         implicit = [t for t in (e.from_, e.to) if self.file.types[t].implicit]
@@ -533,7 +542,9 @@ class _Compiler(_Checks, _Queries):
         (``holds: key``), or by each placeholder of a composite key."""
         target = self.file.types.get(type_.name)
         if target is None:
-            self.problem(path, f"a ref's type is a node type of the model, not {type_.name}")
+            self.problem(
+                path, f"{type_.name} is not a node type of the model; give the ref a node type"
+            )
             return None
         key = target.key
         try:
@@ -588,7 +599,7 @@ class _Compiler(_Checks, _Queries):
         file = self.file
         for enum_name, values in file.enums.items():
             if not values:
-                self.problem(("enums", enum_name), "an enum needs at least one value")
+                self.problem(("enums", enum_name), "an enum has no value; list them, e.g. [A, B]")
             if enum_name in SCALARS or enum_name in file.types:
                 self.problem(("enums", enum_name), f"{enum_name} is already a type; rename it")
         types: dict[str, NodeType] = {}
@@ -711,7 +722,10 @@ class _Compiler(_Checks, _Queries):
         for field_name, decl in o.fields.items():
             spec = s.FieldSpec(type=decl) if isinstance(decl, str) else decl
             if spec.model_fields_set - {"type", "description"}:
-                self.problem((*path, "fields", field_name), "an object's field has a type only")
+                self.problem(
+                    (*path, "fields", field_name),
+                    "an object's field has a type only; remove the rest",
+                )
             ref = self.type_ref((*path, "fields", field_name), spec.type or "")
             if ref is not None:
                 fields[field_name] = Field(field_name, ref, field_name, "value", spec.description)
@@ -727,7 +741,10 @@ class _Compiler(_Checks, _Queries):
                 arguments.append((arg, ref))
         for arg, type_name in m.ids.items():
             if arg not in m.arguments:
-                self.problem((*path, "ids", arg), f"{name} has no argument {arg!r}")
+                self.problem(
+                    (*path, "ids", arg),
+                    f"{name} has no argument {arg!r}; declare it or remove this",
+                )
             elif type_name not in self.file.types:
                 known = list(self.file.types)
                 self.problem(

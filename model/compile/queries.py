@@ -121,7 +121,11 @@ class _Queries(_Base):
                     target = placeholder
             if q.sort is not None and q.sort.between is not None:
                 if target is None:
-                    self.problem((*path, "sort", "between"), "no placeholder left to bound")
+                    self.problem(
+                        (*path, "sort", "between"),
+                        "no placeholder of the sort template is left to bound; add one after "
+                        "the equality arguments, or remove `between`",
+                    )
                     return None
                 target_type = self.placeholders_type(results, target)
                 assert target_type is not None
