@@ -104,6 +104,9 @@ def misfit(
     return None
 
 
+_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")  # as DynamoDB's CreateTable takes it
+
+
 class _Base:
     """The compiler's state and the checks every section uses."""
 
@@ -127,6 +130,13 @@ class _Base:
             )
             for n, i in table.indexes.items()
         }
+        for n in table.indexes:
+            if not _INDEX_NAME.fullmatch(n):
+                self.problem(
+                    ("table", "indexes", n),
+                    "DynamoDB names an index with 3 to 255 characters of A-Z a-z 0-9 _ . -, not "
+                    f"{n!r}; rename it",
+                )
         for n, i in table.indexes.items():
             if i.local and (s.key_name(i.partition_key) != self.pk or i.sort_key is None):
                 self.problem(
