@@ -19,17 +19,23 @@ COPY . .
 COPY --from=playground /src/playground/node_modules playground/node_modules
 RUN python -m build --wheel --outdir /dist
 
-# 3. The image: the wheel (with the embedded DynamoDB) in a virtualenv, run by a non-root user.
+# 3. The image: the wheel (with the embedded DynamoDB) in a virtualenv, run by a non-root user;
+#    the shipped models compiled by `edgewise build` (EDGEWISE_COMPILED: a start reads them
+#    instead of compiling the model file; another model needs `-e EDGEWISE_COMPILED=`).
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PATH=/opt/edgewise/bin:$PATH \
     EDGEWISE_HOST=0.0.0.0 \
-    EDGEWISE_PORT=8000
+    EDGEWISE_PORT=8000 \
+    EDGEWISE_COMPILED=/opt/edgewise/compiled
 COPY --from=wheel /dist/ /tmp/dist/
 RUN python -m venv /opt/edgewise \
     && /opt/edgewise/bin/pip install --no-cache-dir "$(ls /tmp/dist/edgewise-*.whl)[embedded,server]" \
     && rm -rf /tmp/dist \
+    && /opt/edgewise/bin/edgewise build --model demo --output /opt/edgewise/compiled \
+    && /opt/edgewise/bin/edgewise build --model orders --output /opt/edgewise/compiled \
+    && /opt/edgewise/bin/edgewise build --model order-entry --output /opt/edgewise/compiled \
     && useradd --system --uid 10001 --user-group --create-home --home-dir /home/edgewise \
        --shell /usr/sbin/nologin edgewise
 USER 10001:10001

@@ -7,7 +7,9 @@ low-level API has it, every value an object with one type descriptor (``S``, ``N
     {"PK":{"S":"USER#alice"},"SK":{"S":"USER#alice"},"name":{"S":"Alice"},"version":{"N":"1"}}
 
 It is chosen over plain JSON because it is lossless: numbers are strings in ``N`` so they keep all
-their (up to 38) digits, and binary, sets and NULL stay what they are. ``B`` and ``BS`` values are
+their (up to 38) digits, and binary, sets and NULL stay what they are. A dump holds numbers as
+the endpoint answers them: DynamoDB writes 1.5E+100 as 101 plain digits, which load takes
+(zeros at the end of a whole number are not significant digits). ``B`` and ``BS`` values are
 base64, as on DynamoDB's wire. :func:`dump` writes each line with sorted keys, compact separators
 and set members sorted, so one item always gives the same line; the order of the lines follows
 the parallel Scan, so compare two dumps as sorted lines. Blank lines are skipped when loading (and
@@ -29,8 +31,7 @@ from decimal import Decimal, DecimalException
 from pathlib import Path
 from typing import IO, Any
 
-from boto3.dynamodb.types import DYNAMODB_CONTEXT
-
+from graph.dynamo import values
 from graph.errors import BadUserInput
 from graph.table import Layout, Table, from_dynamo
 from graph.writes.idempotency import is_record
@@ -54,10 +55,9 @@ def _number(text: Any, where: str) -> Decimal:
     if not isinstance(text, str) or not _NUMBER.fullmatch(text):
         raise _Invalid(f"{where}: {json.dumps(text)} is not a number string")
     try:
-        number: Decimal = DYNAMODB_CONTEXT.create_decimal(text)
+        return values.number(text)  # 1.5E+100 as DynamoDB dumps it, 101 plain digits, fits
     except DecimalException:
         raise _Invalid(f"{where}: {text} does not fit DynamoDB's numbers (38 digits)") from None
-    return number
 
 
 def _binary(text: Any, where: str) -> bytes:
@@ -208,7 +208,8 @@ def _line(item: dict[str, Any]) -> str:
 
 async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[list[dict[str, Any]]]:
     """One segment of a parallel, strongly consistent Scan (the control plane's, under the
-    table's retries), page by page (DynamoDB JSON), idempotency records left out."""
+    table's retries), page by page (DynamoDB JSON), Edgewise's own items (idempotency records,
+    replicas' jobs and clocks) left out."""
     params: dict[str, Any] = {
         "TableName": table.name,
         "Segment": segment,
@@ -216,11 +217,15 @@ async def _pages(table: Table, segment: int, segments: int) -> AsyncIterator[lis
         "ConsistentRead": True,
         "ReturnConsumedCapacity": "TOTAL",
     }
-    pk = table.layout.pk
+    pk, sk = table.layout.pk, table.layout.sk
     scan = table.client.control.scan
     while True:
         response = await table.call("Scan", scan, params)
-        yield [i for i in response.get("Items", []) if not is_record(i.get(pk, {}).get("S"))]
+        yield [
+            i
+            for i in response.get("Items", [])
+            if not is_record(i.get(pk, {}).get("S"), i.get(sk, {}).get("S"))
+        ]
         if not response.get("LastEvaluatedKey"):
             return
         params = {**params, "ExclusiveStartKey": response["LastEvaluatedKey"]}

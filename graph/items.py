@@ -12,16 +12,24 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from graph.dynamo.expressions import Expr
 from graph.errors import BadUserInput
-from graph.keys import ItemKey
-from graph.reads import Branch, Listing
+from graph.keys import ItemKey, Located
+from graph.reads import UNKNOWN, Branch, Listing
 from graph.table import Item, Layout
 from model import EdgeType, Field, Index, KeyValueError, Model, NodeType, Template
-from model.types import INTERNAL
+from model.templates import overlap
+from model.types import CLOCK_SK, INTERNAL
 
-__all__ = ["Codec", "Ref", "shard_of"]
+__all__ = ["Codec", "Ref", "internal", "shard_of"]
 
 log = logging.getLogger("edgewise")
+
+
+def internal(key: ItemKey) -> bool:
+    """Whether ``key`` is of one of Edgewise's own items (an idempotency record, a job of
+    replicas, the clock of a node with no item), never a node or an edge."""
+    return key.sk == CLOCK_SK or (isinstance(key.pk, str) and key.pk.startswith(INTERNAL))
 
 
 def shard_of(node_id: str, shards: int) -> int:
@@ -66,6 +74,11 @@ class Codec:
         self._ids = (re.compile(model.ids[0]), model.ids[1]) if model.ids else None
         self._by_value = {t.type_value: t for t in model.types.values()}
         self._singles = [t for t in model.types.values() if t.single]
+        self._type = model.type_attribute
+        # an item holding a label attribute of its own is an edge, never a node
+        label = model.label_attribute
+        self._label = label if label is not None and label != self._type else None
+        self._shared = _shared(model) if self._type is not None else frozenset()
         self._keeps: dict[tuple[str, ...], Callable[[Item], bool]] = {}
         self._logged: set[str] = set()
 
@@ -79,16 +92,30 @@ class Codec:
             raise BadUserInput(f"invalid key value: {exc}") from None
 
     def key(self, node: NodeType, values: Mapping[str, Any]) -> ItemKey:
-        """The key of ``node`` for its key placeholder values (validated)."""
+        """The key of ``node`` for its key placeholder values (validated); a located type's
+        (:attr:`model.NodeType.located`) without its sort key's values is known by its
+        partition (:class:`graph.keys.Located`)."""
+        located = node.located and any(values.get(n) is None for n in node.sk.placeholders)
+        names = node.pk.placeholders if located else node.key_fields
         checked = dict(values)
-        for name in node.key_fields:
+        for name in names:
             if name == "id" or node.fields[name].type.name == "ID":
                 checked[name] = self.valid_id(str(values.get(name, "")))
         pk = self.format(node.pk, checked)
+        if located:
+            sk: Any = Located(node.sk.literal_prefix, self._keeps_own(node))
+            return ItemKey(self.typed(self.layout.pk, pk) if self._typed else pk, sk)
         sk = pk if node.single else self.format(node.sk, checked)
         if self._typed:
             return ItemKey(self.typed(self.layout.pk, pk), self.typed(self.layout.sk, sk))
         return ItemKey(pk, sk)
+
+    def _keeps_own(self, node: NodeType) -> Callable[[Item], bool]:
+        """Whether an item of a located node's partition is the node's own."""
+        found = self._keeps.get(("own", node.name))
+        if found is None:
+            found = self._keeps[("own", node.name)] = lambda item: self.node_type(item) is node
+        return found
 
     def typed(self, attribute: str | None, text: Any) -> Any:
         """A key attribute's value from its text (a number for an N key, bytes for B)."""
@@ -109,6 +136,10 @@ class Codec:
         return raw
 
     def key_values(self, node: NodeType, key: ItemKey) -> dict[str, str] | None:
+        """The placeholder values of ``node``'s key (those its partition key holds, for a
+        located key; none of a run's), or None when the key is not of its shape."""
+        if type(key.sk) is Located:
+            return node.pk.parse(self.layout.text(key.pk))
         if self._typed:
             key = ItemKey(self.layout.text(key.pk), self.layout.text(key.sk))
         values = node.pk.parse(key.pk)
@@ -122,15 +153,20 @@ class Codec:
         return values | rest
 
     def id_of(self, ref: Ref) -> str:
-        """A node's ``{id}`` placeholder, from its key ("" for a key without one)."""
-        return (self.key_values(ref.type, ref.key) or {}).get("id", "")
+        """A node's ``{id}`` placeholder (a one-template key's one placeholder,
+        :attr:`model.NodeType.ident`), from its key ("" for a key without one)."""
+        return (self.key_values(ref.type, ref.key) or {}).get(ref.type.ident, "")
 
     def ref(self, node: NodeType, values: Mapping[str, Any]) -> Ref:
         return Ref(node, self.key(node, values))
 
     def by_id(self, node: NodeType, raw: str) -> Ref | None:
-        """A one-template type's node from a bare id (``xyz``) or its global id
-        (``ORDER#xyz``); a global id of another type finds nothing (None)."""
+        """A one-template type's node from what an argument names it by: over ``{id}``, a bare
+        id (``xyz``) or its global id (``ORDER#xyz``), a global id of another type finding
+        nothing (None); over another placeholder (``ACCOUNT#{username}``), its value
+        (``alice``), as its field answers it."""
+        if not node.id_keyed:
+            return self.ref(node, {node.ident: raw})
         parsed = node.pk.parse(raw)
         if parsed is not None:
             return Ref(node, self.key(node, parsed))
@@ -141,10 +177,10 @@ class Codec:
         return Ref(node, self.key(node, {"id": raw}))
 
     def by_value(self, node: NodeType, value: Any) -> Ref | None:
-        """The node whose key's one placeholder is ``value`` (a one-template key takes a bare
-        or global id, None for another type's; a key of one placeholder and constant text, the
-        bare value)."""
-        if node.single:
+        """The node whose key's one placeholder is ``value`` (a one-template key over ``{id}``
+        takes a bare or global id, None for another type's; any other key of one placeholder,
+        the bare value)."""
+        if node.id_keyed:
             return self.by_id(node, str(value))
         (name,) = node.key_fields
         return self.ref(node, {name: value})
@@ -169,7 +205,8 @@ class Codec:
             pk, sk = self.layout.text(pk), self.layout.text(sk)
         if ref.type.single:
             return pk
-        raw = json.dumps([ref.type.name, pk, sk], separators=(",", ":"))
+        named = [ref.type.name, pk] if ref.type.located else [ref.type.name, pk, sk]
+        raw = json.dumps(named, separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     def from_global_id(self, raw: str) -> Ref | None:
@@ -195,13 +232,20 @@ class Codec:
         except (binascii.Error, ValueError, UnicodeDecodeError):
             return None
         if not (
-            isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)
+            isinstance(value, list)
+            and len(value) in (2, 3)
+            and all(isinstance(v, str) for v in value)
         ):
             return None
-        name, pk, sk = value
-        node = self.model.types.get(name)
-        if node is None:
+        node = self.model.types.get(value[0])
+        if node is None or (len(value) == 2) != node.located:
             return None
+        if node.located:  # known by its partition (global_id)
+            values = node.pk.parse(value[1])
+            if values is None:
+                raise BadUserInput("invalid global id: its key does not fit its type")
+            return Ref(node, self.key(node, values))
+        _, pk, sk = value
         key = ItemKey(self.typed(self.layout.pk, pk), self.typed(self.layout.sk, sk))
         values = self.key_values(node, key)
         if values is None:
@@ -230,24 +274,27 @@ class Codec:
             return one
 
         def each(value: Any) -> list[Ref] | None:
-            if value is None:  # an absent list names no node: [] where the field is non-null
+            if value is None:  # no attribute: no node (an empty list where one is promised)
                 return [] if field.type.non_null else None
+            if field.keys_of:  # a map: its keys, byte-wise (UTF-8 orders as code points)
+                value = sorted(value) if isinstance(value, dict) else ()
             return [r for r in map(one, sorted(value) if isinstance(value, set) else value) if r]
 
         return each
 
     def targets_in(self, field: Field, owner: NodeType) -> Callable[[Ref, Item | None], list[Ref]]:
         """The nodes a reference field of ``owner`` names, from the owner's item (None: it does
-        not exist, and names none): a path's hop along a reference."""
+        not exist, or is another type's, and names none): a path's hop along a reference."""
         to_target = self.to_target(field)
 
         def stored(ref: Ref, item: Item, name: str) -> Any:
             source = owner.fields[name]
-            if source.kind == "key" and item.get(source.attribute) is None:
+            if source.kind == "key" and (source.from_key or item.get(source.attribute) is None):
                 return (self.key_values(ref.type, ref.key) or {}).get(name)
             return item.get(source.attribute)
 
         def targets(ref: Ref, item: Item | None) -> list[Ref]:
+            item = self.own(ref.type, item)  # another type's item names nothing of this one
             if item is None:
                 return []
             if field.link:
@@ -265,17 +312,53 @@ class Codec:
         return self.layout.item_key(item)
 
     def node_type(self, item: Mapping[str, Any]) -> NodeType | None:
-        """The node type of an item, or None (an edge, or an item no rule explains)."""
-        model = self.model
-        if model.type_attribute is not None and model.type_attribute in item:
-            return self._by_value.get(str(item[model.type_attribute]))
+        """The node type of an item, or None (an edge, or an item no rule explains): the type
+        whose value its type attribute holds; else (an item without one) the type whose key
+        templates it fits, unless the templates of several fit it (types the type attribute
+        alone separates: nothing says which)."""
+        if self._type is not None:
+            value = item.get(self._type)
+            if value is not None:
+                return self._by_value.get(value if type(value) is str else str(value))
+            if self._label is not None and self._label in item:
+                return None  # an edge item
         key = self.item_key(item)
-        if isinstance(key.pk, str) and key.pk.startswith(INTERNAL):  # idempotency, jobs
+        if internal(key):  # idempotency, jobs, clocks
             return None
-        for node in model.types.values():
-            if self.key_values(node, key) is not None:
+        for node in self.model.types.values():
+            if not node.implicit and self.key_values(node, key) is not None:
+                if node.name in self._shared:
+                    return None  # its key alone does not say which type
                 return node
         return None
+
+    def own(self, node: NodeType, item: Any) -> Any:
+        """``item`` where it is an item of ``node``'s type, else None (an item of another type
+        at that key is missing for this one); None and UNKNOWN pass through. Without a type
+        attribute on the table, or on the item, its key decided: it is ``node``'s, unless
+        the type attribute alone separates ``node`` from another type."""
+        attribute = self._type
+        if attribute is None or item is None or item is UNKNOWN:
+            return item
+        value = item.get(attribute)
+        if value is None:
+            return None if node.name in self._shared else item
+        return item if value == node.type_value or str(value) == node.type_value else None
+
+    def shared(self, node: NodeType) -> bool:
+        """Whether another type's items can have the keys of ``node``'s, told apart by the type
+        attribute only: a key of it names a node only with its item's type value."""
+        return node.name in self._shared
+
+    def of_type(self, node: NodeType, expr: Expr) -> str:
+        """The condition (`` AND …``) that the item written is of ``node``'s type (empty
+        without a type attribute): a write on another type's item is NOT_FOUND."""
+        if self._type is None:
+            return ""
+        name, value = expr.name(self._type), expr.value(node.type_value)
+        if node.name in self._shared:
+            return f" AND {name} = {value}"
+        return f" AND (attribute_not_exists({name}) OR {name} = {value})"
 
     def edge_type(self, item: Mapping[str, Any]) -> EdgeType | None:
         model = self.model
@@ -284,7 +367,7 @@ class Codec:
         if model.type_attribute is not None and model.type_attribute in item:
             return None
         key = self.item_key(item)
-        if key.pk == key.sk:  # a node's own item (or an idempotency record): an edge joins two keys
+        if key.pk == key.sk or key.sk == CLOCK_SK:  # a node's own item, or Edgewise's own
             return None
         for edge in model.edges.values():
             source, target = model.types[edge.source], model.types[edge.target]
@@ -320,7 +403,7 @@ class Codec:
     def _unexplained(self, item: Item, where: str) -> None:
         """An item a listing returned that no declaration of the model explains: skipped, and
         logged once per listing kind and process."""
-        if where in self._logged:
+        if where in self._logged or internal(self.item_key(item)):
             return
         self._logged.add(where)
         key = self.item_key(item)
@@ -396,7 +479,8 @@ class Codec:
         for candidate in candidates:
             write = next((w for w in edge.indexes if w.index == candidate), None)
             if write is not None and set(write.pk.placeholders) <= {"to"}:
-                node_id = (self.key_values(types[edge.target], key) or {}).get("id")
+                target = types[edge.target]
+                node_id = (self.key_values(target, key) or {}).get(target.ident)
                 partition = self.format(write.pk, {"to": node_id})
                 prefix = write.sk.prefix({}) if write.sk else ""
                 return Listing(candidate.name, (Branch(partition, prefix),), forward, keep=keep)
@@ -407,3 +491,15 @@ class Codec:
                 prefix = types[edge.source].pk.literal_prefix if inverted else ""
                 return Listing(candidate.name, (Branch(key.sk, prefix),), forward, keep=keep)
         return None
+
+
+def _shared(model: Model) -> frozenset[str]:
+    """The types whose items another type's can share keys with (two types with one template,
+    or unprefixed keys): the type attribute alone tells them apart."""
+    items = [t for t in model.types.values() if not t.implicit]
+    out: set[str] = set()
+    for i, a in enumerate(items):
+        for b in items[:i]:
+            if overlap(a.pk, b.pk) and overlap(a.sk, b.sk):
+                out |= {a.name, b.name}
+    return frozenset(out)

@@ -7,11 +7,12 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from graph.errors import BadUserInput
 
-__all__ = ["ItemKey", "new_id", "validate_id"]
+__all__ = ["ItemKey", "Located", "new_id", "validate_id"]
 
 _ID = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 
@@ -31,6 +32,20 @@ class ItemKey(NamedTuple):
 
 
 _new_tuple: Any = tuple.__new__
+
+
+class Located(str):
+    """The sort key of a node known by its partition alone (a type keyed by more than its id:
+    ``{pk: "o#{id}", sk: "c#{customerId}"}``): the literal prefix of its sort-key template. Its
+    item is the one of the partition whose sort key begins with it and that ``keep`` holds,
+    found by one Query (:class:`graph.reads.Reads`); no item is written or deleted by it."""
+
+    keep: Callable[[Any], bool] | None
+
+    def __new__(cls, prefix: str, keep: Callable[[Any], bool] | None = None) -> Located:
+        located = super().__new__(cls, prefix)
+        located.keep = keep
+        return located
 
 
 def validate_id(raw: str) -> str:

@@ -13,17 +13,18 @@ import base64
 import binascii
 import heapq
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from aiodataloader import DataLoader
-from boto3.dynamodb.types import Binary
 
 from graph.dynamo.expressions import Expr
+from graph.dynamo.values import Binary
 from graph.errors import BadUserInput
-from graph.keys import ItemKey
+from graph.keys import ItemKey, Located
 from graph.table import Item, Layout, Table, to_dynamo
 from graph.watch import Watched
 from model import Bounds, KeyValueError, Template
@@ -45,7 +46,11 @@ __all__ = [
     "typed_branch",
 ]
 
+log = logging.getLogger("edgewise")
+
 UNKNOWN: Any = object()  # what :meth:`Reads.known_item` and ``known_page`` answer before a read
+_RANGE = (1, 3)  # where a position holds its sort key: of the table, of an index
+_Rank = Callable[..., Any]  # (branch, item, position=None) -> the item's place in its listing
 
 _serialize = to_dynamo
 
@@ -122,12 +127,14 @@ def narrowed(
 ) -> Branch:
     """The Query of ``partition`` whose sort key fits ``sort`` with ``values`` (placeholders
     coarse to fine: a prefix ending at a literal boundary, or the one key they all fix) and the
-    first free placeholder between ``low`` and ``high``, as DynamoDB compares its values.
-    Raises :class:`model.KeyValueError` for a value no key can hold."""
+    first free placeholder between ``low`` and ``high``, as DynamoDB compares its values. A
+    template without a placeholder (``sh#``) is a prefix. Raises :class:`model.KeyValueError`
+    for a value no key can hold."""
     if sort is None:
         return Branch(partition)
     lo, hi, prefix, check = sort.bounds(values, low, high, exclusive)
-    if all(values.get(p) is not None for p in sort.placeholders):  # one key: exactly it
+    placeholders = sort.placeholders
+    if placeholders and all(values.get(p) is not None for p in placeholders):  # exactly one key
         return Branch(partition, prefix, prefix, prefix)
     if lo is None and hi is None:
         return Branch(partition, prefix, strip=len(prefix))
@@ -156,9 +163,16 @@ class Listing(NamedTuple):
 
 
 class PageKey(NamedTuple):
+    """A page of ``listing``: ``size`` items after the cursor ``after`` (or from the start), or,
+    ``backward``, the ``size`` items just before the cursor ``before`` (or the end), read with
+    the Queries turned round. The other cursor, when given too, bounds the page (the Relay
+    spec's ApplyCursorsToEdges): reading stops there."""
+
     listing: Listing
-    first: int
+    size: int
     after: str | None = None
+    before: str | None = None
+    backward: bool = False
 
 
 class Cursors(Sequence[str]):
@@ -206,9 +220,14 @@ class _OneBranch(Cursors):
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """``items`` in the listing's order, whichever way they were read, and ``cursors``, each
+    the same for an item whichever way it was read; ``has_next`` is exact when reading forward
+    (else False), ``has_previous`` when reading backward (else False)."""
+
     items: list[Item]
     cursors: Sequence[str]  # the position after each item
     has_next: bool
+    has_previous: bool = False
 
 
 class Whole(NamedTuple):
@@ -386,8 +405,38 @@ class Reads:
     async def _load_items(self, keys: list[ItemKey]) -> list[Item | None]:
         if self.watched is not None:
             self.watched.keys.update(keys)
-        found = await self.table.get_many(keys, self.consistent)
-        return [found.get(key) for key in keys]
+        located = [key for key in keys if type(key.sk) is Located]
+        if not located:
+            found = await self.table.get_many(keys, self.consistent)
+            return [found.get(key) for key in keys]
+        exact = [key for key in keys if type(key.sk) is not Located]
+        found, owns = await asyncio.gather(
+            self.table.get_many(exact, self.consistent),
+            asyncio.gather(*map(self._locate, located)),
+        )
+        known: dict[ItemKey, Item | None] = {**found, **dict(zip(located, owns, strict=True))}
+        return [known.get(key) for key in keys]
+
+    async def _locate(self, key: ItemKey) -> Item | None:
+        """The item of a node known by its partition (:class:`graph.keys.Located`): one Query
+        of the partition on its sort key's prefix. Two such items are a data error: logged
+        with both keys, the first answered."""
+        sk = key.sk
+        assert isinstance(sk, Located)
+        listing = Listing(None, (Branch(key.pk, str(sk)),), keep=sk.keep)
+        items, _ = await self._branch(listing, listing.branches[0], 2, None)
+        if len(items) > 1:
+            first, second = (self.layout.item_key(i) for i in items)
+            log.error(
+                "two items of one node in partition %s=%r: %s=%r and %s=%r; answered the first",
+                self.layout.pk,
+                key.pk,
+                self.layout.sk,
+                first.sk,
+                self.layout.sk,
+                second.sk,
+            )
+        return self.prime(items[:1])[0] if items else None
 
     # ---- Query pages -----------------------------------------------------------------------
 
@@ -402,13 +451,36 @@ class Reads:
             return {k: _value(self.layout.value(k, v)) for k, v in start.items()}
         return {k: {"S": v} for k, v in start.items()}
 
-    def _params(self, listing: Listing, branch: Branch) -> dict[str, Any]:
+    def _params(
+        self,
+        listing: Listing,
+        branch: Branch,
+        backward: bool = False,
+        through: list[str] | None = None,
+    ) -> dict[str, Any] | None:
+        """The Query of one branch, read in the listing's order or (``backward``) against it;
+        ``through``: a position the Query starts at, inclusive (its sort key bounds the range
+        on the side reading starts from). None when the range holds nothing: its low bound
+        above its high one, as DynamoDB compares them (strings by code point, numbers as
+        numbers, binary by byte). DynamoDB refuses such a BETWEEN; the answer is empty, as
+        SQL's."""
         layout = self.layout
         hash_key, range_key = layout.keys(listing.index)
         expr = Expr()
         partition, prefix, low, high = typed_branch(layout, listing.index, branch)
+        ascending = listing.forward != backward
+        if through is not None and range_key is not None:
+            at = layout.value(range_key, through[_RANGE[listing.index is not None]])
+            if ascending:
+                low = at if low is None else max(low, at)
+                high = prefix + HIGHEST if high is None and prefix else high
+            else:
+                high = at if high is None else min(high, at)
+                low = prefix if low is None and prefix else low
+        if low is not None and high is not None and low > high:
+            return None
         condition = expr.key_condition(hash_key, partition, range_key, prefix, low, high)
-        params = {"KeyConditionExpression": condition, "ScanIndexForward": listing.forward}
+        params = {"KeyConditionExpression": condition, "ScanIndexForward": ascending}
         filters = []
         if listing.only is not None:
             attribute, value = listing.only
@@ -438,12 +510,24 @@ class Reads:
         return lambda item: holds(item.get(sort)) and keep(item)
 
     async def _branch(
-        self, listing: Listing, branch: Branch, limit: int, position: list[str] | None
+        self,
+        listing: Listing,
+        branch: Branch,
+        limit: int,
+        position: list[str] | None,
+        backward: bool = False,
+        through: list[str] | None = None,
     ) -> tuple[list[Item], bool]:
-        """Up to ``limit`` items of one branch from ``position``, and whether more follow.
-        Items the listing does not keep, or its filter leaves out, are read past (the Query goes
-        on), never answered."""
-        params = self._params(listing, branch) | {"Limit": limit}
+        """Up to ``limit`` items of one branch from ``position`` (exclusive) or ``through``
+        (inclusive), in reading order, and whether more follow. Items the listing does not
+        keep, or its filter leaves out, are read past (the Query goes on), never answered."""
+        query = self._params(listing, branch, backward, through)
+        if query is None:
+            self._listed(listing, branch, [])
+            return [], False
+        params = query | {"Limit": limit}
+        if through is not None and self.layout.keys(listing.index)[1] is None:
+            position = through  # a hash-only index has no sort key to bound: from just after
         if position is not None:
             params["ExclusiveStartKey"] = self._start(listing.index, branch, position)
         keep = self._keeper(listing, branch)
@@ -465,69 +549,178 @@ class Reads:
             item_key = self.layout.item_key
             self.watched.listed(listing.index, branch.partition, map(item_key, items))
 
-    async def _page(self, key: PageKey) -> Page:
-        listing, first = key.listing, key.first
-        count = len(listing.branches)
-        if key.after is None and count == 1 and listing in self._complete:  # read whole already
-            return self.page_of(listing, self._complete[listing], first)
-        resume = positions(listing, key.after)
-        if first == 0:
-            return Page([], [], bool(await self._any(listing, resume)))
-        if count == 1:
-            return await self._one_branch(key, resume[0])
-        results = await asyncio.gather(
-            *(
-                self._branch(listing, branch, first + 1, resume[i])
-                for i, branch in enumerate(listing.branches)
-            )
-        )
-        range_key = self.layout.keys(listing.index)[1] or self.layout.pk
-        tagged = [
-            [(_merged(item.get(range_key, ""), branch.strip), i, item) for item in items]
-            for i, (branch, (items, _more)) in enumerate(
-                zip(listing.branches, results, strict=True)
-            )
-        ]
-        merged = heapq.merge(*tagged, key=lambda t: t[0], reverse=not listing.forward)
-        taken: list[Item] = []
-        cursors: list[Sequence[list[str] | None]] = []
-        consumed = [0] * count
-        for _sort, i, item in merged:
-            if len(taken) == first:
-                break
-            taken.append(item)
-            consumed[i] += 1
-            resume[i] = _position(self.layout, listing.index, item)
-            cursors.append(tuple(resume))
-        has_next = any(consumed[i] < len(items) or more for i, (items, more) in enumerate(results))
-        if key.after is None and not has_next:
-            self._complete[listing] = taken
-        return Page(self.prime(taken, listing.index), Cursors(cursors), has_next)
+    def _rank(self, listing: Listing) -> _Rank:
+        """An item's place in ``listing`` (of branch ``i``, from the item or from its position
+        in a cursor), ascending by sort key as merged, then branch, then (on an index, whose
+        sort keys may repeat) the table's key; the listing's order is this or its reverse."""
+        layout = self.layout
+        index = listing.index
+        attribute = layout.keys(index)[1] or layout.pk
+        at = _RANGE[index is not None] if attribute != layout.pk else 0
+        strips = [b.strip for b in listing.branches]
 
-    async def _one_branch(self, key: PageKey, resume: list[str] | None) -> Page:
-        """A page of a one-Query listing: no task, no merge, cursors made when read."""
-        listing, first = key.listing, key.first
-        items, more = await self._branch(listing, listing.branches[0], first + 1, resume)
-        page = self.page_of(listing, items, first, more)
-        if key.after is None and not page.has_next:
+        def rank(i: int, item: Item | None, position: Sequence[str] | None = None) -> Any:
+            if item is None:
+                assert position is not None
+                value = layout.value(attribute, position[at])
+                tie = (position[0], position[1])
+            else:
+                value = item.get(attribute, "")
+                tie = (_text(item[layout.pk]), _text(item[layout.sk]))
+            if isinstance(value, Binary):
+                value = value.value
+            return (_merged(value, strips[i]), i, *(tie if index is not None else ()))
+
+        return rank
+
+    def _last(self, listing: Listing, at: list[list[str] | None]) -> int | None:
+        """The branch whose position in a cursor is its item (the others' are their last items
+        before it): the last of them in the listing's order; None when none has a position."""
+        given = [i for i, p in enumerate(at) if p is not None]
+        if not given:
+            return None
+        rank = self._rank(listing)
+        pick = max if listing.forward else min
+        return pick(given, key=lambda i: rank(i, None, at[i]))
+
+    def _stop(
+        self, listing: Listing, at: list[list[str] | None], backward: bool
+    ) -> Callable[[int, Item], bool] | None:
+        """Whether an item of branch ``i`` is still short of the other cursor, whose positions
+        are ``at``: before it reading forward, after it reading backward."""
+        last = self._last(listing, at)
+        if last is None:  # the cursor of the start: nothing is before it, everything after
+            return None if backward else lambda i, item: False
+        rank = self._rank(listing)
+        bound = rank(last, None, at[last])
+        if listing.forward != backward:
+            return lambda i, item: bool(rank(i, item) < bound)
+        return lambda i, item: bool(rank(i, item) > bound)
+
+    def _starts(
+        self, listing: Listing, backward: bool, at: list[list[str] | None], anchored: bool
+    ) -> list[tuple[list[str] | None, list[str] | None] | None]:
+        """Where each branch's Query starts: after a position (exclusive), or through one
+        (inclusive); None: the branch holds nothing on this side of the cursor. Reading forward
+        every branch resumes after its position. Reading backward from a cursor, its item's
+        branch resumes before it, every other branch through its position (its last item
+        before the cursor's), and a branch without one has nothing before it."""
+        if not backward or not anchored:
+            return [(p, None) for p in at]
+        last = self._last(listing, at)
+        return [
+            None if p is None else (p, None) if i == last else (None, p) for i, p in enumerate(at)
+        ]
+
+    async def _read(
+        self,
+        listing: Listing,
+        backward: bool,
+        starts: list[tuple[list[str] | None, list[str] | None] | None],
+        limit: int,
+        stop: Callable[[int, Item], bool] | None,
+    ) -> list[tuple[list[Item], bool]]:
+        """Each branch's items in reading order (up to ``limit``, short of ``stop``), and
+        whether more follow; the branches' Queries are sent together."""
+
+        async def run(i: int, branch: Branch) -> tuple[list[Item], bool]:
+            start = starts[i]
+            if start is None:
+                return [], False
+            position, through = start
+            items, more = await self._branch(listing, branch, limit, position, backward, through)
+            if stop is not None:
+                cut = next((j for j, item in enumerate(items) if not stop(i, item)), None)
+                if cut is not None:
+                    return items[:cut], False
+            return items, more
+
+        if len(starts) == 1:
+            return [await run(0, listing.branches[0])]
+        return list(await asyncio.gather(*(run(i, b) for i, b in enumerate(listing.branches))))
+
+    async def _page(self, key: PageKey) -> Page:
+        listing, size, backward = key.listing, key.size, key.backward
+        count = len(listing.branches)
+        plain = key.after is None and key.before is None
+        if plain and count == 1 and listing in self._complete:  # read whole already
+            complete = self._complete[listing]
+            return self.page_of(listing, complete[::-1] if backward else complete, size, backward)
+        start, stop = (key.before, key.after) if backward else (key.after, key.before)
+        resume = positions(listing, start)
+        floor = positions(listing, stop)  # reading backward, the page's cursors start there
+        bound = None if stop is None else self._stop(listing, floor, backward)
+        starts = self._starts(listing, backward, resume, start is not None)
+        found = await self._read(listing, backward, starts, size + 1 if size else 1, bound)
+        if size == 0:
+            more = any(items for items, _ in found)
+            return Page([], [], more and not backward, more and backward)
+        if count == 1:
+            items, more = found[0]
+            page = self.page_of(listing, items, size, backward, more)
+        else:
+            page = self._merge(listing, found, size, backward, floor if backward else resume)
+        if plain and not (page.has_previous or page.has_next):
             self._complete[listing] = page.items
         return page
 
-    async def _any(self, listing: Listing, resume: list[list[str] | None]) -> bool:
-        results = await asyncio.gather(
-            *(
-                self._branch(listing, branch, 1, resume[i])
-                for i, branch in enumerate(listing.branches)
-            )
-        )
-        return any(items for items, _ in results)
+    def _merge(
+        self,
+        listing: Listing,
+        found: list[tuple[list[Item], bool]],
+        size: int,
+        backward: bool,
+        base: list[list[str] | None],
+    ) -> Page:
+        """A page of several branches read in the same direction: merged by sort key, each
+        item's cursor the position of every branch after it (None: nothing of that branch yet),
+        the same whichever way the page was read. ``base``: the positions before the page's
+        first item reading forward (the ``after`` cursor's); reading backward, those the page
+        stops at (the ``after`` cursor's, if any), which only a branch read to its end keeps."""
+        rank = self._rank(listing)
+        tagged = [
+            [(rank(i, item), i, item) for item in items] for i, (items, _) in enumerate(found)
+        ]
+        merged = heapq.merge(*tagged, key=lambda t: t[0], reverse=listing.forward == backward)
+        taken: list[tuple[int, Item]] = []
+        consumed = [0] * len(found)
+        for _rank_of, i, item in merged:
+            if len(taken) == size:
+                break
+            taken.append((i, item))
+            consumed[i] += 1
+        more = any(consumed[i] < len(items) or m for i, (items, m) in enumerate(found))
+        at = list(base)
+        if backward:  # before the page's first item: each branch's next item read, if any
+            taken.reverse()
+            for i, (items, _) in enumerate(found):
+                if consumed[i] < len(items):
+                    at[i] = _position(self.layout, listing.index, items[consumed[i]])
+        cursors: list[Sequence[list[str] | None]] = []
+        for i, item in taken:
+            at[i] = _position(self.layout, listing.index, item)
+            cursors.append(tuple(at))
+        items = self.prime([item for _, item in taken], listing.index)
+        return Page(items, Cursors(cursors), more and not backward, more and backward)
 
-    def page_of(self, listing: Listing, items: list[Item], first: int, more: bool = False) -> Page:
-        """A page of a one-branch listing from ``items`` in order (``more``: others follow
-        them), its cursors made when read."""
-        taken = items[:first]
+    def page_of(
+        self,
+        listing: Listing,
+        items: list[Item],
+        size: int,
+        backward: bool = False,
+        more: bool = False,
+    ) -> Page:
+        """A page of a one-branch listing from ``items`` in reading order (``more``: others
+        follow them), its cursors made when read."""
+        taken = items[:size]
+        if backward:
+            taken.reverse()
         cursors = _OneBranch(self.layout, listing.index, taken)
-        return Page(self.prime(taken, listing.index), cursors, len(items) > first or more)
+        more = len(items) > size or more
+        return Page(
+            self.prime(taken, listing.index), cursors, more and not backward, more and backward
+        )
 
     async def _load_pages(self, keys: list[PageKey]) -> list[Page]:
         return list(await asyncio.gather(*(self._page(k) for k in keys)))
@@ -541,7 +734,11 @@ class Reads:
         A listing that tests its items counts them by reading them, not by ``Select=COUNT``."""
         keep = self._keeper(listing, branch)
         count = count and keep is None
-        params = self._params(listing, branch) | ({"Select": "COUNT"} if count else {})
+        query = self._params(listing, branch)
+        if query is None:
+            self._listed(listing, branch, [])
+            return [], 0
+        params = query | ({"Select": "COUNT"} if count else {})
         items: list[Item] = []
         total = 0
         while True:

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
 
-from boto3.dynamodb.types import Binary, TypeSerializer
-
 from graph.dynamo.plane import DataPlane, Params, Response
-from graph.dynamo.values import decode_item
+from graph.dynamo.values import Binary, decode_item, encode_value
 from graph.errors import EdgewiseError, Unavailable, cancellation_codes, unreachable
 from graph.keys import ItemKey
 from graph.observer import Observer, Sent, outcome
@@ -41,8 +39,6 @@ Item = dict[str, Any]
 Failure = Callable[[Item | None], EdgewiseError]
 # One call of a data or control plane, e.g. ``client.query``.
 Send = Callable[[Params], Awaitable[Response]]
-
-_serializer = TypeSerializer()
 
 WRITE_OPERATIONS = frozenset(
     {"BatchWriteItem", "TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem"}
@@ -115,7 +111,7 @@ class Layout:
 
 
 def to_dynamo(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(v) for k, v in item.items()}
+    return {k: encode_value(v) for k, v in item.items()}
 
 
 def from_dynamo(raw: Mapping[str, Any]) -> Item:

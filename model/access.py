@@ -6,10 +6,13 @@ enforced by :mod:`server.engine.access`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from . import spec as s
 from .types import EdgeType, Model, NodeType
 from .values import Access, AccessPath, Grant, Hop
+
+if TYPE_CHECKING:
+    from . import spec as s
 
 __all__ = [
     "SELF",
@@ -49,13 +52,20 @@ def ref_hops(model: Model, node: str) -> dict[str, Hop]:
     }
 
 
-def end_arguments(edge: EdgeType) -> tuple[str, str]:
-    """The id arguments of an edge's add/remove mutations: ``<source>Id`` and ``<target>Id``;
+def end_arguments(model: Model, edge: EdgeType) -> tuple[str, str]:
+    """The arguments naming the ends of an edge's add/remove mutations: each end's type then
+    its key placeholder (:attr:`NodeType.ident`), ``<source>Id`` and ``<target>Id`` for types
+    keyed by ``{id}`` (``userUsername`` for ``ACCOUNT#{username}``);
     ``from<Type>Id``/``to<Type>Id`` when both ends are of one type."""
     source, target = edge.source, edge.target
+    first, second = (_upper(model.types[t].ident) for t in (source, target))
     if source == target:
-        return f"from{source[:1].upper()}{source[1:]}Id", f"to{target[:1].upper()}{target[1:]}Id"
-    return f"{source[:1].lower()}{source[1:]}Id", f"{target[:1].lower()}{target[1:]}Id"
+        return f"from{_upper(source)}{first}", f"to{_upper(target)}{second}"
+    return f"{source[:1].lower()}{source[1:]}{first}", f"{target[:1].lower()}{target[1:]}{second}"
+
+
+def _upper(name: str) -> str:
+    return name[:1].upper() + name[1:]
 
 
 def _id_arguments(model: Model) -> dict[str, dict[str, str]]:
@@ -63,13 +73,13 @@ def _id_arguments(model: Model) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for t in model.types.values():
         if t.mutations:
-            ids = {"input.id": t.name} if t.single else {}
+            ids = {f"input.{t.ident}": t.name} if t.single else {}
             out[t.names["create"]] = ids
             out[t.names["update"]] = ids
-            out[t.names["delete"]] = {"id": t.name} if t.single else {}
+            out[t.names["delete"]] = {t.ident: t.name} if t.single else {}
     for e in model.edges.values():
         if e.mutations:
-            first, second = end_arguments(e)
+            first, second = end_arguments(model, e)
             ends = {first: e.source, second: e.target}
             out[e.add] = ends
             out[e.remove] = ends

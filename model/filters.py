@@ -106,6 +106,14 @@ class _Compiler:
                 )
                 ok = False
                 continue
+            if field.from_key:
+                self.report(
+                    (*place, key),
+                    f"{field.name} is read from the key (`from: key`), and a filter compares "
+                    f"the attribute {field.attribute!r}; filter on a field stored on the items",
+                )
+                ok = False
+                continue
             found = self.tests((*place, key), field, value)
             if found is None:
                 ok = False

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,11 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from . import spec as s
+from .common import SHIPPED, ModelError, model_path
 from .compile import Problem, compile_model, did_you_mean
 from .types import Model
 
 __all__ = ["SHIPPED", "ModelError", "json_schema", "load_model", "model_path", "parse_model"]
-
-SHIPPED = ("demo", "orders", "order-entry")
 
 
 class _Loader(yaml.SafeLoader):
@@ -33,27 +31,6 @@ _Loader.yaml_implicit_resolvers = {
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
-
-
-class ModelError(Exception):
-    """An invalid model; ``lines`` holds one formatted line per mistake."""
-
-    def __init__(self, source: str, lines: list[str]) -> None:
-        super().__init__(f"{source}: {len(lines)} problem(s)\n" + "\n".join(lines))
-        self.source = source
-        self.lines = lines
-
-
-def model_path(name_or_path: str) -> Path:
-    """A shipped model's file (``demo``, ``orders``, ``order-entry``) or a path."""
-    if name_or_path in SHIPPED:
-        package = resources.files("models") / name_or_path.replace("-", "_") / "model.yaml"
-        return Path(str(package))
-    path = Path(name_or_path)
-    if not path.is_file():
-        shipped = ", ".join(SHIPPED)
-        raise ModelError(name_or_path, [f"no such model file; pass a path or one of {shipped}"])
-    return path
 
 
 def _lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:

@@ -51,13 +51,15 @@ def compile_replica(
     if set(model.key_types) & {model.partition_key, model.sort_key}:
         report(where_place, "a replica's key is text: the table's keys must be strings (type S)")
         return None
+    clocked = {start.name, *(h.type for h in hops if not h.ref)}  # a reference's end: none
     for name in dict.fromkeys([start.name, *(h.type for h in hops)]):
         node = model.types[name]
-        if node.implicit:
+        if node.implicit and name in clocked and "id" not in node.pk.placeholders:
             report(
                 where_place,
-                f"a replica keeps a clock on every node of its path and {name} is implicit "
-                "(no item of its own); declare its item or remove `materialize`",
+                f"a replica keeps a clock on every node of its path, and {name}, which has no "
+                f"item of its own, keeps it in its partition, so its partition key must hold "
+                f"{{id}}; key it like '{name.upper()}#{{id}}'",
             )
             return None
         if node.key_fields != ("id",):
@@ -109,7 +111,11 @@ def compile_replica(
     name = f"{start.name}.{field}"
     if model.type_attribute is None:  # items are told apart by their keys alone
         types = model.types
-        shapes = [(t.name, t.pk, t.sk) for t in types.values() if t.name != decl.type]
+        shapes = [
+            (t.name, t.pk, t.sk)
+            for t in types.values()
+            if t.name != decl.type and not t.implicit  # no item of its own: overlaps nothing
+        ]
         shapes += [(e.label, types[e.source].pk, types[e.target].sk) for e in model.edges.values()]
         for other, other_pk, other_sk in shapes:
             if overlap(pk, other_pk) and overlap(sk, other_sk):

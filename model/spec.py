@@ -20,6 +20,7 @@ __all__ = [
     "IndexSpec",
     "KeyAttribute",
     "KeyPair",
+    "KeysOfSpec",
     "ModelSpec",
     "MutationSpec",
     "Names",
@@ -211,7 +212,11 @@ class IndexKeys(Spec):
         None, description="Template written into the index's sort-key attribute (`{date}#{id}`)."
     )
     shards: int | None = Field(
-        None, ge=1, le=1000, description="`{shard}` = crc32(id) mod shards (write sharding)."
+        None,
+        ge=1,
+        le=1000,
+        description="`{shard}` = crc32(id) mod shards (write sharding; "
+        "of a one-template key's placeholder, `{username}`, where it is not `{id}`).",
     )
     partial: bool = Field(
         False,
@@ -241,6 +246,17 @@ class RefSpec(Spec):
 
     field: str = Field(description="The field holding the key.")
     holds: Literal["key"] = Field(description="`key`: the value is the target's key itself.")
+
+
+class KeysOfSpec(Spec):
+    """A reference per key of a map attribute: the map's keys are the targets' ids."""
+
+    keys_of: str = Field(
+        description="The field over the map attribute (a JSON field, or a map of stored objects "
+        "with `entries:`) whose keys name the targets (`organizationRoles: {org1: admin}`): the "
+        "targets come in the keys' byte-wise "
+        "order, read in one wave, and a key with no item is left out."
+    )
 
 
 class MaterializeSpec(Spec):
@@ -275,18 +291,29 @@ class FieldSpec(Spec):
         "an enum or a type of the model; `!` for non-null, `[T]` for a list.",
     )
     attribute: str | None = Field(None, description="Attribute name; defaults to the field name.")
+    from_: Literal["key"] | None = Field(
+        None,
+        alias="from",
+        description="`key`: a field over a key placeholder is read from the key even where the "
+        "item has an attribute of that name (a library may keep another value there, such as "
+        "an encrypted copy); writes put the value in the key only and leave that attribute "
+        "alone. Without it such a field is read from its attribute when the item has one, "
+        "else parsed from the key.",
+    )
     description: str | None = Field(None, description="The GraphQL field's description.")
     copy_of: str | None = Field(
         None, description="On an edge: a copy of an end's field (`from.status`), kept in sync."
     )
-    ref: str | RefSpec | dict[str, str] | None = Field(
+    ref: str | RefSpec | KeysOfSpec | dict[str, str] | None = Field(
         None,
         union_mode="left_to_right",
         description="A reference to the node of the field's type: `productId` (the field "
         "holding the value of its one key placeholder; a list or set holds one per element), "
         "`{field: customerID, holds: key}` (the field holds the target's key itself, "
-        "`customerID#VINET`), or `{orderId: orderId, id: itemId}` (a composite key: each "
-        "placeholder from a field).",
+        "`customerID#VINET`), `{orderId: orderId, id: itemId}` (a composite key: each "
+        "placeholder from a field), or `{keysOf: organizationRoles}` (a list type, "
+        '`"[Org!]!"`: one node per key of that map field, in the keys\' byte-wise order, a key '
+        "with no item left out).",
     )
     first: str | None = Field(None, description="The first item of this collection, in its order.")
     sum: str | None = Field(None, description="A sum over a collection: `collection.field`.")
@@ -345,6 +372,14 @@ class FieldSpec(Spec):
         "(`{product: subscriptions, via: groups}`). Name a hop by its position (1 for the "
         "first) where the path follows one edge field twice.",
     )
+    entries: GraphQLName | None = Field(
+        None,
+        description="A map of maps (seed 001's `MailingAddresses`): the field's type is a list "
+        "of a stored object (`[MailingAddress!]!`), one object per entry of the map attribute, "
+        "in byte-wise order of the entries' keys, each key in the object's field this names "
+        "(`entries: label`); written back as that map, the key out of the inner map (two "
+        "entries with one key are BAD_USER_INPUT).",
+    )
     materialize: MaterializeSpec | str | None = Field(
         None,
         union_mode="left_to_right",
@@ -374,7 +409,11 @@ class Names(Spec):
 class ParentSpec(Spec):
     """The parent of a child type, whose items live in the parent's partition."""
 
-    type: str = Field(description="The parent node type.")
+    type: str = Field(
+        description="The parent node type, one node per partition: a one-template key, a "
+        "constant sort key, or `{id}` in its pk and other fields in its sk (found by a Query "
+        "of its partition); an implicit type too (its collections read its partition)."
+    )
     field: str = Field(description="The field on the child that leads to its parent.")
     collection: str = Field(description="The connection on the parent that lists the children.")
     order: Order = Field(
@@ -392,7 +431,15 @@ class ParentSpec(Spec):
 class TypeSpec(Spec):
     """A node type (or a child type): one kind of item, its key templates and its fields."""
 
-    key: str | KeyPair = Field(description="One template (partition key = sort key) or {pk, sk}.")
+    key: str | KeyPair = Field(
+        description="One template (partition key = sort key, the key is the global id) of one "
+        "placeholder: `{id}`, or a field (`ACCOUNT#{username}`: `user(username:)`, edges' "
+        "`userUsername:`); or {pk, sk}. With `{id}` in pk and "
+        'other fields in sk (`{pk: "o#{id}", sk: "c#{customerId}"}`) the type is known by its '
+        "partition: `order(id:)` is one Query on the sort key's literal prefix. Placeholders may "
+        "follow each other in sk (`account#{name}{id}`) where each is stored in its own "
+        "attribute, which reads take the values from."
+    )
     description: str | None = Field(None, description="The GraphQL type's description.")
     type_value: str | None = Field(
         None, description="Value of the type attribute on this type's items (default: the name)."
@@ -419,7 +466,9 @@ class TypeSpec(Spec):
         False,
         description="No item of its own: a node exists while items are keyed under it (the "
         "partition of its children or edges). Looked up without a read; no create, update or "
-        "delete mutation; edges to it are added and removed as usual.",
+        "delete mutation; edges to it are added and removed as usual; it may be a parent and "
+        "never counts as an overlap. On a replicated path its clock lives in its partition "
+        "(sort key `~edgewise`).",
     )
     node: bool = Field(
         True,
@@ -494,7 +543,9 @@ class SortSpec(Spec):
     """The sort-key condition of an access pattern."""
 
     template: str = Field(
-        description="The index's sort-key template, placeholders filled by arguments or the parent."
+        description="The index's sort-key template, placeholders filled by arguments or the "
+        "parent. A run of placeholders with no text between them (`account#{name}{id}`) is "
+        "matched exactly: the longest prefix, then the items whose attributes equal the values."
     )
     between: tuple[GraphQLName, GraphQLName] | None = Field(
         None, description="Two optional arguments bounding the first free placeholder."
@@ -556,13 +607,23 @@ class QuerySpec(Spec):
 
 
 class ObjectSpec(Spec):
-    """A plain output type (no key, not stored) that path fields, hook fields and mutations
-    return."""
+    """An object type without a key of its own: a plain output type that path fields, hook
+    fields and mutations return, or with `stored: true` the value of a map attribute."""
 
     description: str | None = Field(None, description="The GraphQL type's description.")
+    stored: bool = Field(
+        False,
+        description="Read from and written to a map attribute (M): it may type a field of a "
+        "type or an edge (`Address`), a list of maps (`[Address!]!`) or, with `entries:`, a "
+        "map of maps; a missing attribute answers null, a map an object whose absent fields "
+        "are null. Its fields take `attribute:` and may be stored objects in turn. Mutations "
+        "take the generated input `<Name>Input` and replace the whole attribute. Without it "
+        "the object is output only.",
+    )
     fields: dict[GraphQLName, FieldDecl] = Field(
-        description="Its fields: `name: Type` or a field mapping (read from the returned "
-        "value's key or attribute of that name)."
+        description="Its fields: `name: Type` or `{type, description}` (read from the returned "
+        "value's key of that name); a stored object's also take `attribute` (the key in the "
+        "map; default the field's name) and `entries`."
     )
 
 
@@ -604,7 +665,8 @@ class ModelSpec(Spec):
     )
     objects: dict[GraphQLName, ObjectSpec] = Field(
         default_factory=dict,
-        description="Plain output types, by name, for path fields, hook fields and mutations.",
+        description="Object types without a key, by name: output types for path fields, hook "
+        "fields and mutations, or (`stored: true`) the values of map attributes.",
     )
     mutations: dict[GraphQLName, MutationSpec] = Field(
         default_factory=dict,

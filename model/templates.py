@@ -43,8 +43,9 @@ class KeyValueError(ValueError):
 class Placeholder:
     name: str
     spec: str = ""  # a Python format spec, e.g. ``012d``
-    stop: str = ""  # the literal text that ends it ('' for the last part)
+    stop: str = ""  # the literal text that ends it (or its run; '' for the last part)
     casing: Casing = "none"  # applied to the value placed into the key
+    run: bool = False  # directly followed by another placeholder (no text between them)
 
     def render(self, value: Any) -> str:
         if value is None or value == "":
@@ -71,9 +72,11 @@ class Template:
     parts: tuple[str | Placeholder, ...]
 
     @classmethod
-    def compile(cls, text: str, casing: Casing = "none") -> Template:
+    def compile(cls, text: str, casing: Casing = "none", runs: bool = False) -> Template:
         """``casing``: lower- or upper-case every value placed into the key (ElectroDB's keys),
-        never the template's own text."""
+        never the template's own text. ``runs``: placeholders may follow each other with no
+        text between them (``account#{name}{id}``); such a key cannot be split, so its values
+        are read elsewhere (their own attributes) and :meth:`parse` leaves them out."""
         parts: list[str | Placeholder] = []
         try:
             parsed = list(string.Formatter().parse(text))
@@ -88,17 +91,17 @@ class Template:
                 raise TemplateSyntaxError(
                     f"{text!r}: {{{name}}} is not a placeholder; write {{field}} or {{field:spec}}"
                 )
-            if parts and isinstance(parts[-1], Placeholder):
+            if parts and isinstance(parts[-1], Placeholder) and not runs:
                 raise TemplateSyntaxError(
                     f"{text!r}: {{{parts[-1].name}}}{{{name}}} has no text between them, so the "
                     "key could not be split; put a separator such as # between placeholders"
                 )
             parts.append(Placeholder(name, spec or "", casing=casing))
         for i, part in enumerate(parts):  # each placeholder stops at the literal after it
-            if isinstance(part, Placeholder) and i + 1 < len(parts):
-                following = parts[i + 1]
-                assert isinstance(following, str)
-                parts[i] = Placeholder(part.name, part.spec, following, casing)
+            if isinstance(part, Placeholder):  # (after its run: the placeholders that follow)
+                following = next((p for p in parts[i + 1 :] if isinstance(p, str)), "")
+                run = i + 1 < len(parts) and isinstance(parts[i + 1], Placeholder)
+                parts[i] = Placeholder(part.name, part.spec, following, casing, run)
         names = [p.name for p in parts if isinstance(p, Placeholder)]
         if len(set(names)) != len(names):
             raise TemplateSyntaxError(f"{text!r}: a placeholder appears twice; name each once")
@@ -107,6 +110,18 @@ class Template:
     @property
     def placeholders(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parts if isinstance(p, Placeholder))
+
+    @property
+    def runs(self) -> frozenset[str]:
+        """The placeholders with no text between them and a neighbour (``{name}{id}``): the
+        key cannot be split into their values."""
+        parts = self.parts
+        return frozenset(
+            p.name
+            for i, p in enumerate(parts)
+            if isinstance(p, Placeholder)
+            and (p.run or (i > 0 and isinstance(parts[i - 1], Placeholder)))
+        )
 
     @property
     def literal_prefix(self) -> str:
@@ -139,7 +154,7 @@ class Template:
                 break
             else:
                 out.append(part.render(values[part.name]))
-                if not part.stop:  # the last placeholder: the whole key
+                if not part.stop and not part.run:  # the last placeholder: the whole key
                     break
         return "".join(out)
 
@@ -179,25 +194,27 @@ class Template:
         return prefix + (lo or ""), prefix + upper, prefix, check
 
     def parse(self, key: str) -> dict[str, str] | None:
-        """The placeholder values of ``key``, or None when it does not fit the template."""
+        """The placeholder values of ``key``, or None when it does not fit the template. The
+        placeholders of a run (:attr:`runs`) are left out: the key says where the run ends,
+        not where each of its values does."""
         values: dict[str, str] = {}
         position = 0
+        run = 0  # placeholders of a run before this one
         for part in self.parts:
             if isinstance(part, str):
                 if not key.startswith(part, position):
                     return None
                 position += len(part)
-            elif part.stop:
-                end = key.find(part.stop, position)
-                if end <= position:
-                    return None
+                continue
+            if part.run:
+                run += 1
+                continue
+            end = key.find(part.stop, position) if part.stop else len(key)
+            if end - position <= run:  # each value of the run holds a character at least
+                return None
+            if not run:
                 values[part.name] = key[position:end]
-                position = end
-            else:
-                if position >= len(key):
-                    return None
-                values[part.name] = key[position:]
-                position = len(key)
+            position, run = end, 0
         return values if position == len(key) else None
 
     def __str__(self) -> str:

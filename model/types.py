@@ -11,6 +11,7 @@ from .templates import Template
 from .values import Access, Replica, Walk, Where
 
 __all__ = [
+    "CLOCK_SK",
     "INTERNAL",
     "JOB_PREFIX",
     "RECORD_EXPIRES",
@@ -40,6 +41,10 @@ SHARD = "shard"
 RECORD_PREFIX = "~idempotency#"
 JOB_PREFIX = "~replicas#"  # graph.writes.pending: jobs of replicas written in steps
 INTERNAL = (RECORD_PREFIX, JOB_PREFIX)  # partitions of Edgewise's own items, never nodes
+# The sort key of the item holding the replicas' clock and pending mark of a start that has no
+# item of its own (an implicit type), in its partition (graph.writes.replicas); no key template
+# of a model matches it, and readers that list partitions or tables leave it out.
+CLOCK_SK = "~edgewise"
 RECORD_EXPIRES = "edgewiseExpiresAt"  # the table's TTL attribute: epoch seconds
 
 FieldKind = Literal["value", "key", "ref", "first", "sum", "copy", "hook", "stamp", "path"]
@@ -87,10 +92,10 @@ class Field:
     """A GraphQL field of a type or an edge.
 
     ``kind``: ``value`` (an attribute), ``key`` (a key placeholder: its attribute when the item
-    has one, else parsed from the key), ``ref`` (the node whose key is ``source``'s value),
-    ``first``/``sum`` (over ``collection``), ``copy`` (of an edge end's field), ``hook``,
-    ``stamp`` (``createdAt``/``updatedAt``, written by Edgewise, read-only), ``path`` (a
-    transitive path along edge fields, ``walk``).
+    has one, else parsed from the key; with ``from_key``, from the key alone), ``ref`` (the
+    node whose key is ``source``'s value), ``first``/``sum`` (over ``collection``), ``copy``
+    (of an edge end's field), ``hook``, ``stamp`` (``createdAt``/``updatedAt``, written by
+    Edgewise, read-only), ``path`` (a transitive path along edge fields, ``walk``).
     """
 
     name: str
@@ -113,6 +118,9 @@ class Field:
     walk: Walk | None = None  # path: the hops, the filter on the last edge, the answer's shape
     holds_key: bool = False  # ref: ``source`` holds the target's key itself
     link: tuple[tuple[str, str], ...] = ()  # ref to a composite key: (placeholder, field)
+    entries: str | None = None  # a map of maps: the stored object's field holding each key
+    from_key: bool = False  # key: read from the key alone, never written to ``attribute``
+    keys_of: bool = False  # ref: ``source`` is a map whose keys are the targets' ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +165,7 @@ class NodeType:
     name: str
     pk: Template
     sk: Template
-    single: bool  # one template: partition key = sort key, the key is the global id
+    single: bool  # one template of one placeholder: pk = sk, the key is the global id
     key_fields: tuple[str, ...]  # placeholders of pk then sk, each once
     fields: dict[str, Field]  # GraphQL fields except `id`, in file order
     indexes: tuple[IndexWrite, ...] = ()
@@ -172,9 +180,59 @@ class NodeType:
     implicit: bool = False  # no item of its own: exists while items are keyed under it
 
     @cached_property
+    def ident(self) -> str:
+        """The key placeholder that names one node: a one-template key's one placeholder
+        (``{id}`` of ``ORDER#{id}``, ``{username}`` of ``ACCOUNT#{username}``), else ``id``.
+        Edge arguments (``userUsername:``), edge index templates' ``{from}``/``{to}`` and
+        shards take its value."""
+        return self.key_fields[0] if self.single else "id"
+
+    @cached_property
+    def id_keyed(self) -> bool:
+        """A one-template key over ``{id}``: named by a bare id or by its global id (the key),
+        where another placeholder (``ACCOUNT#{username}``) is named by its value alone."""
+        return self.single and self.ident == "id"
+
+    @cached_property
+    def located(self) -> bool:
+        """Keyed by more than its id: ``{id}`` in the partition key and other fields in the sort
+        key (``{pk: "o#{id}", sk: "c#{customerId}"}``), so its item is found by a Query of its
+        partition on the sort key's literal prefix, its id alone (and its children) by its
+        partition key alone."""
+        return (
+            not self.single
+            and "id" in self.pk.placeholders
+            and bool(set(self.sk.placeholders) - set(self.pk.placeholders))
+        )
+
+    @cached_property
+    def unparsed(self) -> frozenset[str]:
+        """Key fields a key alone may not give: those of a run (``{name}{id}``: their own
+        attributes hold them) and, on a located type, those of the sort key (a node known by
+        its partition: its item's key holds them)."""
+        names = self.pk.runs | self.sk.runs
+        if self.located:
+            names |= set(self.sk.placeholders) - set(self.pk.placeholders)
+        return frozenset(names)
+
+    @cached_property
     def keyed(self) -> frozenset[str]:
         """The fields taken from the key (never read from an item)."""
         return frozenset(n for n, f in self.fields.items() if f.kind == "key")
+
+    @cached_property
+    def read_only(self) -> frozenset[str]:
+        """Stored fields that write nothing: two fields may read one attribute, and the first
+        declared writes it (the generated inputs leave the others out)."""
+        written: set[str] = set()
+        out = set()
+        for name, f in self.fields.items():
+            if f.kind not in ("value", "key") or f.from_key:
+                continue
+            if f.attribute in written:
+                out.add(name)
+            written.add(f.attribute)
+        return frozenset(out)
 
     @property
     def parent_counter(self) -> str | None:
@@ -261,11 +319,14 @@ class Query:
 
 @dataclass(frozen=True)
 class ObjectType:
-    """A plain output type for hooks: fields read from the returned value (key or attribute)."""
+    """An object type without a key: a plain output type for paths and hooks (fields read from
+    the returned value's keys), or (``stored``) the value of a map attribute, its fields read
+    from and written to the map's keys (``attribute``), with a generated input type."""
 
     name: str
     fields: dict[str, Field]
     description: str | None
+    stored: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,26 @@
 """AWS Lambda: ``server.lambda_handler.handler`` serves the app of ``edgewise serve`` behind API
 Gateway HTTP APIs (payload format 2.0) and Lambda function URLs, through Mangum.
 
-A container builds the app once, at its first invocation: it runs the app's start-up (the
-DynamoDB client, the endpoint's capability probe, interrupted deletions resumed) on the
-container's own event loop and keeps all of it, so a warm invocation makes no start-up call.
-Lambda freezes the container between invocations and has no shutdown hook for plain functions:
-the client ends with the container.
+A container builds the app once, at its first invocation, on its own event loop, and keeps it.
+The start-up makes no DynamoDB call before the first request: the endpoint's capability probe
+and the resumption of interrupted writes run beside it, and the first invocation returns once
+they are done too, so a warm invocation makes no start-up call. When the probe refuses the table
+(its keys are not the model's; mutations cannot work there and ``EDGEWISE_READ_ONLY`` is off)
+every invocation fails with that message, as a failed start would. Lambda freezes the container
+between invocations and has no shutdown hook for plain functions: the client ends with the
+container.
 
-Configuration comes from the same ``EDGEWISE_*`` environment as ``edgewise serve``, except that
-``EDGEWISE_DYNAMODB`` defaults to ``aws`` (the embedded DynamoDB makes no sense in a function).
+Configuration comes from the same ``EDGEWISE_*`` environment as ``edgewise serve``, except for
+three defaults: ``EDGEWISE_DYNAMODB`` is ``aws`` (the embedded DynamoDB makes no sense in a
+function), and subscriptions and ``/metrics`` are off unless ``EDGEWISE_SUBSCRIPTIONS`` or
+``EDGEWISE_METRICS`` turns them on (a function's response is not a stream, and each container
+would count alone what one scrape of many containers reads). ``EDGEWISE_COMPILED`` names the
+model ``edgewise build`` compiled into the package (deploy/template.yaml sets it).
+
+Nothing is imported that this path does not use: not botocore or aioboto3 (the lean client
+signs and sends itself when the environment holds the credentials and the region, as a
+function's does), nor PyJWT without a key, Prometheus, OpenTelemetry, Redis, the playground or
+the command line (tests/http/test_lambda_imports.py).
 """
 
 from __future__ import annotations
@@ -27,15 +39,16 @@ from server.settings import Settings, load_settings
 __all__ = ["Container", "handler", "settings_from_env"]
 
 START_TIMEOUT = 60.0  # seconds the start-up's own background work may take
+# What a function serves unless its environment says otherwise (see the module).
+LAMBDA_DEFAULTS = {"dynamodb": "aws", "subscriptions": False, "metrics": False}
 
 
 def settings_from_env() -> Settings:
-    """Settings from ``EDGEWISE_*`` variables, as ``edgewise serve`` reads them; DynamoDB is
-    AWS's unless ``EDGEWISE_DYNAMODB`` says otherwise (a function has no embedded one)."""
+    """Settings from ``EDGEWISE_*`` variables, as ``edgewise serve`` reads them, with a
+    function's defaults (:data:`LAMBDA_DEFAULTS`) where the environment sets nothing."""
     settings = load_settings(who="edgewise lambda")
-    if "dynamodb" in settings.model_fields_set:
-        return settings
-    return settings.model_copy(update={"dynamodb": "aws"})
+    update = {k: v for k, v in LAMBDA_DEFAULTS.items() if k not in settings.model_fields_set}
+    return settings.model_copy(update=update) if update else settings
 
 
 class Container:
@@ -54,18 +67,30 @@ class Container:
             self.close()
             raise
         self.adapter = Mangum(self.app, lifespan="off")  # the lifespan above is the container's
+        self.starting: tuple[asyncio.Task[Any], ...] = self.app.state.starting
+        self.refused: BaseException | None = None
 
     async def _start(self) -> None:
         await self._lifespan.enter_async_context(self.app.router.lifespan_context(self.app))
-        # Work the start-up left running (resuming deletions) finishes now, in the cold start,
-        # not in a later invocation.
-        started = asyncio.all_tasks() - {asyncio.current_task()}
-        if started:
-            await asyncio.wait(started, timeout=START_TIMEOUT)
 
     def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         asyncio.set_event_loop(self.loop)
-        return self.adapter(event, context)
+        if self.refused is not None:
+            raise self.refused
+        response = self.adapter(event, context)  # the start-up's tasks run beside it
+        if self.starting:
+            self.loop.run_until_complete(self._started())
+        return response
+
+    async def _started(self) -> None:
+        """Work the start-up left running finishes in the first invocation, not in a later one;
+        a refusal of the probe fails this invocation and every later one."""
+        starting, self.starting = self.starting, ()
+        await asyncio.wait(starting, timeout=START_TIMEOUT)
+        checking: asyncio.Task[Any] | None = self.app.state.checking
+        if checking is not None and checking.done() and checking.exception() is not None:
+            self.refused = checking.exception()
+            raise self.refused  # type: ignore[misc]
 
     def close(self) -> None:
         """Run the app's shutdown and close the loop (tests; Lambda itself never calls it)."""

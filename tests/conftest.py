@@ -1,5 +1,7 @@
 """Shared fixtures: one moto server process for the session, a fresh table per test; dynalite
-as a second DynamoDB-compatible server (``compatible_table`` runs a test on both)."""
+as a second DynamoDB-compatible server (``compatible_table`` runs a test on both); DynamoDB Local,
+AWS's own emulator, which ``EDGEWISE_TEST_ENGINE=local`` puts in moto's place under every fixture
+built on ``dynamodb`` (``make test`` reruns the suites that talk to DynamoDB so)."""
 
 from __future__ import annotations
 
@@ -21,15 +23,41 @@ from server.engine import engine_for
 from server.http.app import create_app
 from server.settings import Settings
 from tests.dynalite_server import Dynalite
-from tests.helpers import DEMO_LAYOUT, LEAN
+from tests.dynamodb_local import DynamoDBLocal
+from tests.helpers import DEMO_LAYOUT, LEAN, LOCAL
 from tests.table_state import SerialDynamoDB, demo_table
 
 BACKENDS = ["moto", "dynalite"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``EDGEWISE_TEST_ENGINE=local`` only the tests on the ``dynamodb`` fixture run: the
+    others would run exactly as they did on moto (their own servers, or none)."""
+    if not LOCAL:
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        (keep if "dynamodb" in getattr(item, "fixturenames", ()) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
-def dynamodb() -> Iterator[EmbeddedDynamoDB]:
-    """A real DynamoDB-compatible server (moto) over HTTP, in a child process."""
+def dynamodb_local() -> Iterator[DynamoDBLocal]:
+    """DynamoDB Local over HTTP, in a JVM of this worker's own (``reset()`` deletes its tables)."""
+    with DynamoDBLocal() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def dynamodb(request: pytest.FixtureRequest) -> Iterator[EmbeddedDynamoDB | DynamoDBLocal]:
+    """A real DynamoDB-compatible server over HTTP, in a child process: moto, or DynamoDB Local
+    under ``EDGEWISE_TEST_ENGINE=local``."""
+    if LOCAL:
+        yield request.getfixturevalue("dynamodb_local")
+        return
     with EmbeddedDynamoDB() as server:
         yield server
 
@@ -134,9 +162,15 @@ def team_boto3(url: str, kind: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def serial_dynamodb() -> Iterator[SerialDynamoDB]:
+def serial_dynamodb(
+    request: pytest.FixtureRequest,
+) -> Iterator[SerialDynamoDB | DynamoDBLocal]:
     """moto serving one request at a time (DynamoDB's isolation of concurrent transactions,
-    which moto's threaded server lacks), one per test module."""
+    which moto's threaded server lacks), one per test module; under ``EDGEWISE_TEST_ENGINE=local``
+    DynamoDB Local, which isolates transactions itself."""
+    if LOCAL:
+        yield request.getfixturevalue("dynamodb_local")
+        return
     with SerialDynamoDB() as server:
         yield server
 

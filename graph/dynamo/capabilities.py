@@ -9,10 +9,12 @@ writes, whether its condition holds or not, so probing changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from graph.dynamo.plane import Response
 from graph.dynamo.streams import stream_arn
 from graph.errors import EdgewiseError
 from graph.table import Layout, Table
@@ -125,27 +127,36 @@ def disagreements(layout: Layout, described: dict[str, Any]) -> list[str]:
 
 
 async def probe(table: Table) -> Capabilities:
-    """Probe ``table``'s endpoint: DescribeTable (for the key schema), then a transaction of one
-    ConditionCheck that can change nothing. Never raises: an undecided probe has
-    ``transactions=None``."""
+    """Probe ``table``'s endpoint: DescribeTable (for the key schema) and, at the same time, a
+    transaction of one ConditionCheck that can change nothing, on a key made of the model's key
+    attributes (a table whose keys differ is refused for that anyway). Never raises: an
+    undecided probe has ``transactions=None``."""
     endpoint = table.client.control.endpoint
+    layout = table.layout
+    names = [layout.pk, layout.sk]
+    check = {
+        "TableName": table.name,
+        "Key": {name: PROBE_VALUES[layout.types.get(name, "S")] for name in names},
+        "ConditionExpression": "attribute_not_exists(#k)",
+        "ExpressionAttributeNames": {"#k": names[0]},
+    }
+    params = {"TransactItems": [{"ConditionCheck": check}]}
+    described: dict[str, Any] | BaseException
+    checked: Response | BaseException
+    described, checked = await asyncio.gather(
+        table.describe(),
+        table.call("TransactWriteItems", table.client.transact_write_items, params),
+        return_exceptions=True,
+    )
     stream = None
     disagree: tuple[str, ...] = ()
     try:
-        described = await table.describe()
+        if isinstance(described, BaseException):
+            raise described
         stream = stream_arn(described) is not None
-        disagree = tuple(disagreements(table.layout, described))
-        types = {a["AttributeName"]: a["AttributeType"] for a in described["AttributeDefinitions"]}
-        names = [k["AttributeName"] for k in described["KeySchema"]]
-        key: dict[str, Any] = {name: PROBE_VALUES[types[name]] for name in names}
-        check = {
-            "TableName": table.name,
-            "Key": key,
-            "ConditionExpression": "attribute_not_exists(#k)",
-            "ExpressionAttributeNames": {"#k": names[0]},
-        }
-        params = {"TransactItems": [{"ConditionCheck": check}]}
-        await table.call("TransactWriteItems", table.client.transact_write_items, params)
+        disagree = tuple(disagreements(layout, described))
+        if isinstance(checked, BaseException):
+            raise checked
     except EdgewiseError as exc:
         if exc.code == "TransactionCanceledException":  # ran, and the condition failed
             return Capabilities(endpoint, True, stream=stream, disagreements=disagree)

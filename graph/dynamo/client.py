@@ -1,5 +1,12 @@
-"""Opening a DynamoDB client for an endpoint (its data plane, lean or botocore, and its control
-plane), and creating the table of CONTRACT.md."""
+"""Opening a DynamoDB client for an endpoint (the lean one, or aioboto3's), and creating the
+table of CONTRACT.md.
+
+The lean client (the default) imports nothing of botocore when the environment says where and
+as whom to call, as a Lambda function's does: credentials in ``AWS_ACCESS_KEY_ID``,
+``AWS_SECRET_ACCESS_KEY`` (and ``AWS_SESSION_TOKEN``), for AWS itself a region in ``AWS_REGION``
+or ``AWS_DEFAULT_REGION``. Otherwise botocore finds them as it always did (its credential chain:
+profiles, SSO, containers, instance metadata; its endpoint resolution: FIPS, dual-stack, other
+partitions, endpoints set in the config file), imported only then."""
 
 from __future__ import annotations
 
@@ -7,25 +14,25 @@ import asyncio
 import os
 import zlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import aioboto3
-from botocore.config import Config
-from botocore.credentials import Credentials
-from botocore.exceptions import ChecksumError
-
-from graph.dynamo.boto import BotocoreClient, Control
 from graph.dynamo.plane import ControlPlane, DataPlane
-from graph.dynamo.wire import open_lean_client
+from graph.dynamo.wire import LeanClient, StaticCredentials, open_lean_client
 from graph.errors import EdgewiseError
 from graph.table import Layout
 from model.types import RECORD_EXPIRES
 
+if TYPE_CHECKING:
+    import aioboto3
+    from botocore.config import Config
+
 __all__ = [
     "CLIENTS",
     "DEFAULT_CLIENT",
+    "ClientConfig",
     "Endpoint",
     "client_config",
     "cloudformation_table",
@@ -45,6 +52,9 @@ CLIENTS = ("lean", "botocore")
 DEFAULT_CLIENT = "lean"
 # The table's stream: each record names the item that changed (live queries read it again).
 STREAM = {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
+# Partitions whose DynamoDB endpoint is https://dynamodb.<region>.amazonaws.com (the others, and
+# FIPS or dual-stack endpoints, are left to botocore's resolver)
+STANDARD_REGIONS = ("us-", "eu-", "ap-", "ca-", "sa-", "me-", "af-", "il-", "mx-")
 
 
 @dataclass(frozen=True)
@@ -63,17 +73,33 @@ class Endpoint:
         return cls(value)
 
 
+@dataclass(frozen=True)
+class ClientConfig:
+    """A client's timeouts (seconds) and connection pool size. botocore retries are off (one
+    attempt): ``graph.table.Table`` owns the retry policy, so attempts never multiply across
+    layers and every attempt is counted in the trace."""
+
+    connect_timeout: float = 2.0
+    read_timeout: float = 5.0
+    max_pool_connections: int = 128
+
+    def botocore(self) -> Config:
+        """The same as botocore's ``Config`` (for aioboto3's clients)."""
+        from botocore.config import Config
+
+        return Config(
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+            max_pool_connections=self.max_pool_connections,
+            retries={"mode": "standard", "total_max_attempts": 1},
+        )
+
+
 def client_config(
     connect_timeout: float = 2.0, read_timeout: float = 5.0, pool: int = 128
-) -> Config:
-    """botocore retries are off (one attempt): ``graph.table.Table`` owns the retry policy, so
-    attempts never multiply across layers and every attempt is counted in the trace."""
-    return Config(
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        max_pool_connections=pool,
-        retries={"mode": "standard", "total_max_attempts": 1},
-    )
+) -> ClientConfig:
+    """See :class:`ClientConfig`."""
+    return ClientConfig(connect_timeout, read_timeout, pool)
 
 
 async def _check_crc32(response: Any = None, **_: Any) -> None:
@@ -82,6 +108,8 @@ async def _check_crc32(response: Any = None, **_: Any) -> None:
     botocore checks that header only in its retry handler (a mismatch is a reason to retry), and
     its retries are off (see :func:`client_config`), so the check is made here; ``Table.call``
     retries the error like any other transient one."""
+    from botocore.exceptions import ChecksumError
+
     if response is None:
         return
     http_response = response[0]
@@ -97,42 +125,95 @@ async def _check_crc32(response: Any = None, **_: Any) -> None:
 
 @asynccontextmanager
 async def open_client(
-    endpoint: Endpoint, config: Config | None = None, *, lean: bool = True
+    endpoint: Endpoint, config: ClientConfig | None = None, *, lean: bool = True
 ) -> AsyncIterator[DataPlane]:
-    """One DynamoDB client: its data plane, whose ``control`` is its control plane (aioboto3's);
-    non-AWS endpoints get dummy credentials unless the env has some.
+    """One DynamoDB client: its data plane, whose ``control`` is its control plane; non-AWS
+    endpoints get dummy credentials unless the environment (or botocore's chain) has some.
 
-    ``lean`` (the default, ``--client lean``): the data plane is
-    :class:`graph.dynamo.wire.LeanClient` (same endpoint, credentials, timeouts and pool size as
-    the aioboto3 client); else :class:`graph.dynamo.boto.BotocoreClient`, aioboto3's."""
-    session = aioboto3.Session()
+    ``lean`` (the default, ``--client lean``): :class:`graph.dynamo.wire.LeanClient` (the same
+    endpoint, credentials, timeouts and pool size as the aioboto3 client would have, and its
+    own control plane); else :class:`graph.dynamo.boto.BotocoreClient`, aioboto3's, whose
+    control plane is aioboto3's too."""
     config = config or client_config()
-    kwargs = await _client_kwargs(session, endpoint, config)
-    async with session.client("dynamodb", **kwargs) as client:
-        # aiobotocore awaits a coroutine handler, whatever the stubs say
-        client.meta.events.register("needs-retry.dynamodb", _check_crc32)  # type: ignore[arg-type]
-        if not lean:
+    if not lean:
+        async with _aioboto3_client(endpoint, config) as (_, client):
+            from graph.dynamo.boto import BotocoreClient
+
             yield BotocoreClient(client)
-            return
-        if "aws_access_key_id" in kwargs:
-            credentials: Any = Credentials("edgewise", "edgewise")
-        else:  # the session's chain, the very object the aioboto3 client signs with
-            credentials = await session.get_credentials()  # type: ignore[misc]
-        async with open_lean_client(
-            Control(client),
-            credentials,
-            connect_timeout=float(getattr(config, "connect_timeout", 2.0)),
-            read_timeout=float(getattr(config, "read_timeout", 5.0)),
-            pool=int(getattr(config, "max_pool_connections", 128)),
-        ) as lean_client:
-            yield lean_client
+        return
+    found = _from_environment(endpoint)
+    if found is not None:
+        url, region, credentials = found
+        async with _lean(url, region, credentials, config) as opened:
+            yield opened
+        return
+    # botocore's chain and resolver, as aioboto3 has them (its client kept open beside, as the
+    # session that refreshes the credentials expects)
+    async with _aioboto3_client(endpoint, config) as (session, client):
+        url, region = str(client.meta.endpoint_url), str(client.meta.region_name)
+        credentials = await session.get_credentials()  # type: ignore[misc]
+        if endpoint.url is not None and credentials is None:
+            credentials = StaticCredentials("edgewise", "edgewise")
+        async with _lean(url, region, credentials, config) as opened:
+            yield opened
 
 
-async def _client_kwargs(
-    session: aioboto3.Session, endpoint: Endpoint, config: Config
-) -> dict[str, Any]:
-    """The endpoint, region and (for a non-AWS endpoint without any) dummy credentials."""
-    kwargs: dict[str, Any] = {"config": config}
+def _lean(
+    url: str, region: str, credentials: Any, config: ClientConfig
+) -> AbstractAsyncContextManager[LeanClient]:
+    return open_lean_client(
+        url,
+        region or "us-east-1",
+        credentials,
+        connect_timeout=config.connect_timeout,
+        read_timeout=config.read_timeout,
+        pool=config.max_pool_connections,
+    )
+
+
+def _true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() == "true"
+
+
+def _from_environment(endpoint: Endpoint) -> tuple[str, str, StaticCredentials] | None:
+    """The endpoint's URL, region and credentials when the environment says all three without
+    botocore (credentials in ``AWS_*`` variables; for AWS itself a region, an ordinary partition,
+    no FIPS or dual-stack endpoint, no config file that could name an endpoint); else None."""
+    env = os.environ
+    key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    if not key or not secret:
+        return None
+    token = env.get("AWS_SESSION_TOKEN") or env.get("AWS_SECURITY_TOKEN") or None
+    credentials = StaticCredentials(key, secret, token)
+    if endpoint.url is not None:
+        return endpoint.url, endpoint.region, credentials
+    region = endpoint.region
+    configured = None
+    if not _true("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"):
+        configured = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
+    if configured and region:
+        return configured, region, credentials
+    config_file = Path(env.get("AWS_CONFIG_FILE") or Path.home() / ".aws" / "config")
+    if (
+        not region.startswith(STANDARD_REGIONS)
+        or _true("AWS_USE_FIPS_ENDPOINT")
+        or _true("AWS_USE_DUALSTACK_ENDPOINT")
+        or config_file.is_file()
+    ):
+        return None
+    return f"https://dynamodb.{region}.amazonaws.com", region, credentials
+
+
+@asynccontextmanager
+async def _aioboto3_client(
+    endpoint: Endpoint, config: ClientConfig, service: str = "dynamodb"
+) -> AsyncIterator[tuple[aioboto3.Session, Any]]:
+    """An aioboto3 session and its client of ``service`` for ``endpoint`` (dummy credentials for
+    a non-AWS endpoint when the chain finds none)."""
+    import aioboto3
+
+    session = aioboto3.Session()
+    kwargs: dict[str, Any] = {"config": config.botocore()}
     if endpoint.url is not None:
         kwargs["endpoint_url"] = endpoint.url
         kwargs["region_name"] = endpoint.region
@@ -142,19 +223,21 @@ async def _client_kwargs(
             kwargs["aws_secret_access_key"] = "edgewise"
     elif endpoint.region:
         kwargs["region_name"] = endpoint.region
-    return kwargs
+    async with session.client(service, **kwargs) as client:  # type: ignore[call-overload]
+        if service == "dynamodb":
+            # aiobotocore awaits a coroutine handler, whatever the stubs say
+            client.meta.events.register("needs-retry.dynamodb", _check_crc32)
+        yield session, client
 
 
 @asynccontextmanager
 async def open_streams_client(
-    endpoint: Endpoint, config: Config | None = None
+    endpoint: Endpoint, config: ClientConfig | None = None
 ) -> AsyncIterator[Any]:
     """An aioboto3 ``dynamodbstreams`` client for the same endpoint (DynamoDB Streams is off
     the hot path: no lean client for it)."""
-    session = aioboto3.Session()
-    kwargs = await _client_kwargs(session, endpoint, config or client_config())
-    async with session.client("dynamodbstreams", **kwargs) as client:
-        yield client
+    async with _aioboto3_client(endpoint, config or client_config(), "dynamodbstreams") as opened:
+        yield opened[1]
 
 
 def table_definition(name: str | None, layout: Layout) -> dict[str, Any]:

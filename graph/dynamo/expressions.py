@@ -98,21 +98,28 @@ class Expr:
         value = test.value
         if test.now:
             value = now.date() if test.kind == "date" else now
-        typed = f"attribute_type({name}, {self.value(_TYPES.get(test.kind, 'S'))})"
-        absent = f"attribute_not_exists({name}) OR attribute_type({name}, {self.value('NULL')})"
+
+        def typed() -> str:
+            return f"attribute_type({name}, {self.value(_TYPES.get(test.kind, 'S'))})"
+
+        def absent() -> str:
+            return f"attribute_not_exists({name}) OR attribute_type({name}, {self.value('NULL')})"
+
+        # Each placeholder is made only where the expression uses it: DynamoDB refuses a
+        # request with an ExpressionAttributeValues entry that no expression uses.
         if test.op in _ORDERED:
-            return f"({typed} AND {name} {_ORDERED[test.op]} {self.value(_stored(value))})"
+            return f"({typed()} AND {name} {_ORDERED[test.op]} {self.value(_stored(value))})"
         if test.op == "in":
             values = [v for v in value if v is not None]
             listed = f"{name} IN ({', '.join(self.value(_stored(v)) for v in values)})"
             if None not in value:
                 return listed
-            return f"({absent} OR {listed})" if values else f"({absent})"
+            return f"({absent()} OR {listed})" if values else f"({absent()})"
         if value is None:
-            return f"({absent})" if test.op == "eq" else typed
+            return f"({absent()})" if test.op == "eq" else typed()
         if test.op == "eq":
             return f"{name} = {self.value(_stored(value))}"
-        return f"({absent} OR ({typed} AND {name} <> {self.value(_stored(value))}))"
+        return f"({absent()} OR ({typed()} AND {name} <> {self.value(_stored(value))}))"
 
     def params(self, serialize: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}

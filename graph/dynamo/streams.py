@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.dynamo.boto import error_code
 from graph.errors import EdgewiseError
 from graph.keys import ItemKey
 from graph.table import Layout
@@ -37,6 +36,14 @@ GONE = frozenset({"ResourceNotFoundException"})
 
 class NoStream(Exception):
     """The table has no stream (or the endpoint no DynamoDB Streams)."""
+
+
+def error_code(exc: BaseException) -> str:
+    """The DynamoDB Streams error code of a failed call of the streams client (aioboto3's, so
+    botocore is loaded by then: imported here, not with the module), or ''."""
+    from graph.dynamo.boto import error_code as code
+
+    return code(exc)
 
 
 def stream_arn(described: dict[str, Any]) -> str | None:

@@ -1,19 +1,21 @@
-"""The lean DynamoDB data plane: every call of :class:`graph.dynamo.plane.DataPlane` POSTed
-straight over one keep-alive pool (:mod:`graph.dynamo.transport`).
+"""The lean DynamoDB client: every call of :class:`graph.dynamo.plane.DataPlane` and of the
+:class:`graph.dynamo.plane.ControlPlane` POSTed straight over one keep-alive pool
+(:mod:`graph.dynamo.transport`), with nothing of botocore imported.
 
 :class:`LeanClient` has one method per data-plane call (``get_item``, ``batch_get_item``,
 ``query``, ``put_item``, ``update_item``, ``delete_item``, ``transact_write_items``,
-``batch_write_item``) and nothing else of DynamoDB's: the control plane (DescribeTable,
-CreateTable, Scan ...) is ``control``, aioboto3's (:class:`graph.dynamo.boto.Control`), which no
-data-plane call ever reaches. Every answer reaches the engine through
-:func:`graph.table.from_dynamo`, which reads both clients' shapes.
+``batch_write_item``) and nothing else of DynamoDB's; its ``control`` (:class:`LeanControl`) has
+the calls of the commands (DescribeTable, CreateTable, Scan ...) over the same pool. Every answer
+reaches the engine through :func:`graph.table.from_dynamo`, which reads both clients' shapes.
 
-What it keeps of botocore, so that the table's retry policy, deadline and trace see what they see
-from aioboto3:
+What it keeps of botocore's behaviour, so that the table's retry policy, deadline and trace see
+what they see from aioboto3:
 
-- requests signed by botocore's own ``SigV4Auth`` with the aioboto3 session's credentials
-  (refreshable ones refreshed before they expire); only the derived signing key is cached, per
-  (secret key, day, region);
+- requests signed with AWS Signature Version 4 exactly as botocore's ``SigV4Auth`` signs them (the
+  tests sign the same calls both ways), with the credentials :mod:`graph.dynamo.client` found
+  (the environment's, or botocore's chain, refreshable ones refreshed before they expire); the
+  derived signing key is cached per (secret key, day, region), the canonical request's fixed
+  part per (operation, second, credentials);
 - the answer's ``x-amz-crc32`` verified;
 - its failures translated here, at its boundary, as :mod:`graph.dynamo.boto` translates
   botocore's: an error answer through :func:`graph.errors.answered` (the same ``code``, status and
@@ -25,8 +27,9 @@ from aioboto3:
 
 What it drops: parameter validation (DynamoDB validates, answering ``ValidationException``),
 botocore's event hooks, response parsing into botocore's shapes (the answer is DynamoDB JSON as
-sent: ``N`` as text, ``B`` as base64 text, which :mod:`graph.dynamo.values` decodes), and the
-per-call user-agent and endpoint-rule work.
+sent: ``N`` as text, ``B`` as base64 text, which :mod:`graph.dynamo.values` decodes; a Scan's
+binary values are decoded to bytes, as botocore gives them to the commands; DescribeTable's
+times stay epoch seconds), and the per-call user-agent and endpoint-rule work.
 """
 
 from __future__ import annotations
@@ -36,23 +39,20 @@ import http.client
 import inspect
 import time
 import zlib
-from base64 import b64encode
+from base64 import b64decode, b64encode
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from hashlib import sha256
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 import orjson
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import ReadOnlyCredentials
 
-from graph.dynamo.plane import ControlPlane, Params, Response
+from graph.dynamo.plane import Params, Response
 from graph.dynamo.transport import ConnectionClosed, ConnectTimeout, Pool, ReadTimeout
 from graph.errors import EdgewiseError, answered, unreachable
 
-__all__ = ["CachingSigV4Auth", "LeanClient", "open_lean_client"]
+__all__ = ["Frozen", "LeanClient", "LeanControl", "Signer", "StaticCredentials", "open_lean_client"]
 
 AMZ_JSON = "application/x-amz-json-1.0"
 TARGET = "DynamoDB_20120810."
@@ -60,95 +60,114 @@ SIGV4_TIMESTAMP = "%Y%m%dT%H%M%SZ"
 KEEPALIVE_TIMEOUT = 12  # seconds, as aiobotocore's pool
 
 
-class CachingSigV4Auth(SigV4Auth):
-    """botocore's SigV4 signer for DynamoDB, less the four HMACs that derive the signing key on
-    every call: the key is kept in ``keys`` per (secret key, day, region). Everything else that
-    goes into the signature (canonical request, string to sign, headers) is botocore's."""
+class Frozen(NamedTuple):
+    """Credentials at one moment, as botocore's ``ReadOnlyCredentials`` (same fields)."""
 
-    def __init__(
-        self,
-        credentials: ReadOnlyCredentials,
-        region: str,
-        keys: dict[tuple[str, str, str], bytes],
-    ) -> None:
-        super().__init__(credentials, "dynamodb", region)
-        self._region = region
-        self._keys = keys
+    access_key: str
+    secret_key: str
+    token: str | None = None
 
-    def signature(self, string_to_sign: str, request: AWSRequest) -> str:
-        secret = str(self.credentials.secret_key)
-        day = request.context["timestamp"][0:8]
-        cache_key = (secret, day, self._region)
-        key = self._keys.get(cache_key)
+
+class StaticCredentials:
+    """Credentials that do not change (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY`` and
+    ``AWS_SESSION_TOKEN``, as a Lambda function has them; a local endpoint's dummies), with
+    botocore's ``get_frozen_credentials``."""
+
+    def __init__(self, access_key: str, secret_key: str, token: str | None = None) -> None:
+        self.frozen = Frozen(access_key, secret_key, token)
+
+    def get_frozen_credentials(self) -> Frozen:
+        return self.frozen
+
+
+def authority(url: str) -> str:
+    """The Host header (and the signed ``host``) of ``url``: the port only when it is not the
+    scheme's own, as botocore signs it."""
+    parts = urlsplit(url)
+    default = parts.port is None or parts.port == (443 if parts.scheme == "https" else 80)
+    host = parts.hostname or ""
+    return host if default else f"{host}:{parts.port}"
+
+
+class Signer:
+    """AWS Signature Version 4 of a DynamoDB POST, as botocore's ``SigV4Auth`` makes it (the
+    headers it signs: ``content-type``, ``host``, ``x-amz-date``, ``x-amz-security-token`` with
+    session credentials, ``x-amz-target``; the payload's SHA-256, over http and https alike).
+
+    The canonical request but its last line (the payload's hash) is made once per operation,
+    second and credentials, and the signing key once per secret key, day and region."""
+
+    def __init__(self, url: str, region: str) -> None:
+        self.host = authority(url)
+        self.path = urlsplit(url).path or "/"
+        self.region = region
+        self._keys: dict[tuple[str, str], bytes] = {}
+        self._prefixes: dict[tuple[str, str, str, str | None], tuple[str, str]] = {}
+
+    def key(self, secret: str, day: str) -> bytes:
+        key = self._keys.get((secret, day))
         if key is None:
             key = f"AWS4{secret}".encode()
-            for part in (day, self._region, "dynamodb", "aws4_request"):
+            for part in (day, self.region, "dynamodb", "aws4_request"):
                 key = hmac.digest(key, part.encode(), "sha256")
             if len(self._keys) >= 8:  # rotated keys or past days: keep the cache small
                 self._keys.clear()
-            self._keys[cache_key] = key
-        return hmac.digest(key, string_to_sign.encode(), "sha256").hex()
+            self._keys[(secret, day)] = key
+        return key
 
-    def headers_to_sign(self, request: AWSRequest) -> Any:
-        """botocore's, computed once per signing (botocore computes it twice)."""
-        cached = request.context.get("edgewise_headers_to_sign")
-        if cached is None:
-            cached = request.context["edgewise_headers_to_sign"] = super().headers_to_sign(request)
-        return cached
+    def _prefix(self, operation: str, stamp: str, credentials: Frozen) -> tuple[str, str]:
+        """The canonical request up to its payload hash, and the signed headers' names."""
+        cached = (operation, stamp, credentials.access_key, credentials.token)
+        found = self._prefixes.get(cached)
+        if found is None:
+            headers = [
+                f"content-type:{AMZ_JSON}",
+                f"host:{self.host}",
+                f"x-amz-date:{stamp}",
+                *(
+                    [f"x-amz-security-token:{_trim(credentials.token)}"]
+                    if credentials.token
+                    else []
+                ),
+                f"x-amz-target:{TARGET}{operation}",
+            ]
+            names = ";".join(header.partition(":")[0] for header in headers)
+            prefix = "\n".join(["POST", self.path, "", *headers, "", names, ""])
+            if len(self._prefixes) >= 32:  # past seconds
+                self._prefixes.clear()
+            found = self._prefixes[cached] = (prefix, names)
+        return found
 
-    def sign(self, request: AWSRequest, timestamp: str) -> None:
-        """botocore's ``add_auth`` at ``timestamp`` (``%Y%m%dT%H%M%SZ``), without its logging."""
-        request.context["timestamp"] = timestamp
-        self._modify_request_before_signing(request)  # type: ignore[attr-defined]
-        request.context.pop("edgewise_headers_to_sign", None)
-        canonical_request = request.context["edgewise_canonical"] = self.canonical_request(request)
-        string_to_sign = self.string_to_sign(request, canonical_request)
-        signature = self.signature(string_to_sign, request)
-        self._inject_signature_to_request(request, signature)  # type: ignore[attr-defined]
-
-
-EMPTY_PAYLOAD = sha256(b"").hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class _Template:
-    """A template request botocore's signer signed, and what of it every call reuses."""
-
-    auth: CachingSigV4Auth
-    request: AWSRequest
-    prefix: str  # the canonical request up to its last line, the payload hash
-    hashed: bool  # False: botocore left the payload unsigned, the prefix is all of it
-    headers: dict[str, str]
-    authorization: str  # up to the signature
-
-    @classmethod
-    def of(cls, operation: str, url: str, stamp: str, auth: CachingSigV4Auth) -> _Template:
-        headers = {"Content-Type": AMZ_JSON, "X-Amz-Target": TARGET + operation}
-        request = AWSRequest("POST", url, headers, b"")
-        auth.sign(request, stamp)
-        prefix, _, payload = str(request.context["edgewise_canonical"]).rpartition("\n")
-        signed = {k: str(v) for k, v in request.headers.items()}
-        signed["Accept-Encoding"] = "identity"
-        authorization = signed.pop("Authorization").rpartition("Signature=")[0] + "Signature="
-        # over https botocore may leave the payload unsigned: then every call's line is the same
-        hashed = payload == EMPTY_PAYLOAD
-        return cls(
-            auth,
-            request,
-            prefix + "\n" + ("" if hashed else payload),
-            hashed,
-            signed,
-            authorization,
+    def sign(self, operation: str, body: bytes, credentials: Frozen, stamp: str) -> dict[str, str]:
+        """The headers of one call at ``stamp`` (``%Y%m%dT%H%M%SZ``), Authorization included."""
+        prefix, names = self._prefix(operation, stamp, credentials)
+        canonical = prefix + sha256(body).hexdigest()
+        day = stamp[:8]
+        scope = f"{day}/{self.region}/dynamodb/aws4_request"
+        string_to_sign = (
+            f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{sha256(canonical.encode()).hexdigest()}"
         )
-
-    def sign(self, body: bytes) -> dict[str, str]:
-        canonical = self.prefix + sha256(body).hexdigest() if self.hashed else self.prefix
-        string_to_sign = self.auth.string_to_sign(self.request, canonical)
-        headers = dict(self.headers)
-        headers["Authorization"] = self.authorization + self.auth.signature(
-            string_to_sign, self.request
+        signature = hmac.digest(
+            self.key(credentials.secret_key, day), string_to_sign.encode(), "sha256"
+        ).hex()
+        headers = {
+            "Content-Type": AMZ_JSON,
+            "X-Amz-Target": TARGET + operation,
+            "X-Amz-Date": stamp,
+        }
+        if credentials.token:
+            headers["X-Amz-Security-Token"] = credentials.token
+        headers["Authorization"] = (
+            f"AWS4-HMAC-SHA256 Credential={credentials.access_key}/{scope}, "
+            f"SignedHeaders={names}, Signature={signature}"
         )
+        headers["Accept-Encoding"] = "identity"
         return headers
+
+
+def _trim(value: str) -> str:
+    """A header's value as SigV4 canonicalizes it: runs of white space made one space."""
+    return " ".join(value.split())
 
 
 def _blob(value: Any) -> str:
@@ -162,29 +181,17 @@ class LeanClient:
     """The DynamoDB data plane over one shared :class:`graph.dynamo.transport.Pool`; see the
     module."""
 
-    def __init__(
-        self,
-        control: ControlPlane | None,  # None: a client that only signs
-        pool: Pool | None,
-        credentials: Any,
-        url: str | None = None,
-        region: str | None = None,
-    ) -> None:
-        self._control = control
-        self.url = url or (control.endpoint if control is not None else "")
-        self.region = region or (control.region if control is not None else "")
+    def __init__(self, pool: Pool | None, credentials: Any, url: str, region: str) -> None:
+        """``pool``: None for a client that only signs; ``credentials``: anything with
+        botocore's ``get_frozen_credentials`` (maybe awaitable), None when none were found."""
+        self.url = url
+        self.region = region
+        self.signer = Signer(url, region)
         self._pool = pool
         self._credentials = credentials
-        self._keys: dict[tuple[str, str, str], bytes] = {}
         self._stamp = (0, "")
-        self._frozen: tuple[float, ReadOnlyCredentials] = (0.0, ReadOnlyCredentials("", "", None))
-        self._templates: dict[tuple[str | None, ...], _Template] = {}
-
-    @property
-    def control(self) -> ControlPlane:
-        """The control plane of the same endpoint (aioboto3's)."""
-        assert self._control is not None, "this LeanClient only signs"
-        return self._control
+        self._frozen: tuple[float, Frozen] = (0.0, Frozen("", ""))
+        self.control = LeanControl(self)
 
     # the data plane: each method returns send's coroutine (no frame of its own per call)
     def get_item(self, params: Params) -> Awaitable[Response]:
@@ -211,9 +218,9 @@ class LeanClient:
     def batch_write_item(self, params: Params) -> Awaitable[Response]:
         return self.send("BatchWriteItem", params)
 
-    async def credentials(self) -> ReadOnlyCredentials:
-        """The credentials to sign with now: botocore's frozen ones, asked for at most once a
-        second (refreshable credentials refresh themselves minutes before they expire)."""
+    async def credentials(self) -> Frozen:
+        """The credentials to sign with now: frozen ones, asked for at most once a second
+        (botocore's refreshable credentials refresh themselves minutes before they expire)."""
         now = time.monotonic()
         if now < self._frozen[0]:
             return self._frozen[1]
@@ -222,8 +229,9 @@ class LeanClient:
         frozen = self._credentials.get_frozen_credentials()  # refreshes when near expiry
         if inspect.isawaitable(frozen):  # aiobotocore's credentials refresh asynchronously
             frozen = await frozen
+        frozen = Frozen(frozen.access_key, frozen.secret_key, frozen.token)
         self._frozen = (now + 1.0, frozen)
-        return frozen  # type: ignore[no-any-return]
+        return frozen
 
     def _timestamp(self) -> str:
         now = int(time.time())
@@ -232,25 +240,10 @@ class LeanClient:
         return self._stamp[1]
 
     def sign(
-        self, operation: str, body: bytes, credentials: ReadOnlyCredentials
-    ) -> tuple[dict[str, str], AWSRequest]:
-        """The headers of one signed call, and the template request they were signed from.
-
-        botocore's signer signs a template request (no body) once per operation, second and
-        credentials; a call's canonical request is the template's with its own payload hash in
-        the last line, and its string to sign and signature are made by the same signer's
-        methods. The headers are exactly what botocore's signer gives the call (a test signs
-        both ways)."""
-        stamp = self._timestamp()
-        key = (operation, stamp, credentials.access_key, credentials.secret_key, credentials.token)
-        template = self._templates.get(key)
-        if template is None:
-            if len(self._templates) >= 32:  # past seconds
-                self._templates.clear()
-            template = self._templates[key] = _Template.of(
-                operation, self.url, stamp, CachingSigV4Auth(credentials, self.region, self._keys)
-            )
-        return template.sign(body), template.request
+        self, operation: str, body: bytes, credentials: Frozen, stamp: str | None = None
+    ) -> dict[str, str]:
+        """The headers of one signed call, now (or at ``stamp``)."""
+        return self.signer.sign(operation, body, credentials, stamp or self._timestamp())
 
     async def send(self, operation: str, params: Params) -> Response:
         """One call: the parsed answer (DynamoDB JSON, with botocore's ``ResponseMetadata``), or
@@ -259,7 +252,7 @@ class LeanClient:
             body = orjson.dumps(params, default=_blob)
         except TypeError as exc:
             raise EdgewiseError(f"DynamoDB error: {type(exc).__name__}") from exc
-        headers, _ = self.sign(operation, body, await self.credentials())
+        headers = self.sign(operation, body, await self.credentials())
         pool = self._pool
         assert pool is not None, "this LeanClient only signs"
         try:
@@ -312,21 +305,79 @@ def _error(status: int, raw: bytes, metadata: dict[str, Any]) -> EdgewiseError:
     return answered(code, status, answer)
 
 
+class LeanControl:
+    """The control plane (:class:`graph.dynamo.plane.ControlPlane`) of a :class:`LeanClient`:
+    the same pool, signer and error translation. A Scan's binary values are bytes, as botocore
+    parses them for the commands that read them."""
+
+    def __init__(self, client: LeanClient) -> None:
+        self._client = client
+
+    @property
+    def endpoint(self) -> str:
+        return self._client.url
+
+    @property
+    def region(self) -> str:
+        return self._client.region
+
+    def describe_table(self, params: Params) -> Awaitable[Response]:
+        return self._client.send("DescribeTable", params)
+
+    def create_table(self, params: Params) -> Awaitable[Response]:
+        return self._client.send("CreateTable", params)
+
+    def update_table(self, params: Params) -> Awaitable[Response]:
+        return self._client.send("UpdateTable", params)
+
+    def delete_table(self, params: Params) -> Awaitable[Response]:
+        return self._client.send("DeleteTable", params)
+
+    def describe_time_to_live(self, params: Params) -> Awaitable[Response]:
+        return self._client.send("DescribeTimeToLive", params)
+
+    def update_time_to_live(self, params: Params) -> Awaitable[Response]:
+        return self._client.send("UpdateTimeToLive", params)
+
+    async def scan(self, params: Params) -> Response:
+        answer = await self._client.send("Scan", params)
+        for name in ("Items", "LastEvaluatedKey"):
+            if name in answer:
+                answer[name] = _bytes(answer[name])
+        return answer
+
+
+def _bytes(value: Any) -> Any:
+    """``value`` (DynamoDB JSON) with every ``B`` and ``BS`` decoded from base64 to bytes."""
+    if isinstance(value, list):
+        return [_bytes(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for name, inner in value.items():
+        if name == "B" and isinstance(inner, str):
+            out[name] = b64decode(inner)
+        elif name == "BS" and isinstance(inner, list):
+            out[name] = [b64decode(b) for b in inner]
+        else:
+            out[name] = _bytes(inner)
+    return out
+
+
 @asynccontextmanager
 async def open_lean_client(
-    control: ControlPlane,
+    url: str,
+    region: str,
     credentials: Any,
     *,
     connect_timeout: float = 2.0,
     read_timeout: float = 5.0,
     pool: int = 128,
 ) -> AsyncIterator[LeanClient]:
-    """A :class:`LeanClient` beside ``control`` (the control plane of an open aioboto3 client,
-    whose resolved endpoint and region it uses) with a pool and timeouts like
-    :func:`graph.dynamo.client.client_config`'s. ``credentials`` are botocore's (None: none
-    found)."""
-    transport = Pool(control.endpoint, connect_timeout, read_timeout, pool, KEEPALIVE_TIMEOUT)
+    """A :class:`LeanClient` of the endpoint ``url`` in ``region``, with a pool and timeouts
+    like :func:`graph.dynamo.client.client_config`'s. ``credentials``: see LeanClient."""
+    transport = Pool(url, connect_timeout, read_timeout, pool, KEEPALIVE_TIMEOUT)
     try:
-        yield LeanClient(control, transport, credentials)
+        yield LeanClient(transport, credentials, url, region)
     finally:
         transport.close()

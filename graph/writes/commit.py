@@ -27,7 +27,7 @@ from graph.writes.items import Items
 from graph.writes.pending import commit_pending
 from graph.writes.replicas import Delta, Upkeep
 from graph.writes.transaction import MAX_ACTIONS, Action
-from model import EdgeType, Model
+from model import EdgeType, Model, NodeType
 from model.types import RECORD_EXPIRES
 
 __all__ = ["ATTEMPTS", "Change", "Committer", "Missing", "always"]
@@ -101,16 +101,19 @@ class Committer:
         kind: str = "ConditionCheck",
         version: int | None = None,
         adds: Mapping[str, int] | None = None,
+        node: NodeType | None = None,
     ) -> Action:
-        """An action on an item that must exist, not being deleted (at ``version``): a
-        ConditionCheck, a Delete, or with ``adds`` an Update of counters, which is then the
-        existence check."""
+        """An action on an item that must exist, not being deleted (at ``version``), an item
+        of ``node``'s type when given: a ConditionCheck, a Delete, or with ``adds`` an Update
+        of counters, which is then the existence check."""
         if adds:
             action = self.update_action(key, {}, adds=adds)
         else:
             action = Action(kind, key, {"Key": self.layout.key(key)})
         action.condition = f"attribute_exists({action.expr.name(self.layout.pk)})"
         action.condition += unmarked(self.model, action.expr)  # a node being deleted is gone
+        if node is not None:  # another type's item at that key is none of this one
+            action.condition += self.codec.of_type(node, action.expr)
         if version is not None and self.model.version_attribute:
             action.condition += (
                 f" AND {action.expr.name(self.model.version_attribute)} = "

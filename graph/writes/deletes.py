@@ -111,7 +111,10 @@ def _unchanged(
     """Condition ``action`` on the node existing unmarked at its version, with ``counters`` as
     read (no edge or child added or removed meanwhile)."""
     model, e = writer.model, action.expr
-    parts = [f"attribute_exists({e.name(writer.layout.pk)}){unmarked(model, e)}"]
+    parts = [
+        f"attribute_exists({e.name(writer.layout.pk)}){unmarked(model, e)}"
+        + writer.codec.of_type(node, e)
+    ]
     version = model.version_attribute
     if version is not None and version in old:
         parts.append(f"{e.name(version)} = {e.value(old[version])}")
@@ -124,7 +127,10 @@ def _unchanged(
         )
     action.condition = " AND ".join(parts)
     gone = NotFound(f"{node.name} {action.key.pk} does not exist")
-    action.on_fail = lambda current: gone if current is None else _Raced(action.key.pk)
+    codec = writer.codec
+    action.on_fail = lambda current: (
+        gone if codec.own(node, current) is None else _Raced(action.key.pk)
+    )
 
 
 async def delete_node(
@@ -139,7 +145,7 @@ async def delete_node(
         raise ValueError("max_actions: a transaction must hold an edge and its far-end counter")
     contended = False
     for _ in range(ATTEMPTS):
-        old = await writer.table.get_item(key)
+        old = writer.codec.own(node, await writer.table.get_item(key))  # another type's: none
         if old is None:
             raise NotFound(f"{node.name} {describe(node, key)} does not exist")
         if is_marked(model, old):
@@ -238,20 +244,20 @@ async def delete(writer: Committer, node: NodeType, key: ItemKey) -> None:
     if writer.model.deletions is not None:
         await delete_node(writer, node, key, writer.room)
         return
-    old = await writer.table.get_item(key)
+    old = writer.codec.own(node, await writer.table.get_item(key))  # another type's: none
     if old is None:
         raise NotFound(f"{node.name} {describe(node, key)} does not exist")
     removals = await related(writer, node, key)
     gone = NotFound(f"{node.name} {key.pk} does not exist")
 
     def changed(current: Item | None) -> EdgewiseError:
-        if current is None:
+        if writer.codec.own(node, current) is None:
             return gone
         return Conflict(f"{node.name} {key.pk} was changed concurrently; read it again")
 
     version_attr = writer.model.version_attribute
     version = int(old[version_attr]) if version_attr and version_attr in old else None
-    delete = writer.exists_action(key, changed, "Delete", version)
+    delete = writer.exists_action(key, changed, "Delete", version, node=node)
     for counter in node.counters(writer.model):  # no edge added or removed meanwhile
         name = delete.expr.name(counter)
         delete.condition = f"{delete.condition} AND " + (

@@ -9,15 +9,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound
-from graph.items import Ref
+from graph.items import Codec, Ref
 from graph.marks import is_marked
 from graph.table import Failure, Item, from_dynamo
 from graph.writes import idempotency
 from graph.writes.commit import ATTEMPTS, Change, Committer, Missing, always
-from graph.writes.constraints import check_values
+from graph.writes.constraints import check_size, check_values
 from graph.writes.replicas import Moved, clock_of
 from graph.writes.transaction import Action
-from model import EdgeType, Model
+from model import EdgeType
 
 __all__ = ["add_edge", "insert", "remove_edge", "update_edge"]
 
@@ -54,7 +54,7 @@ async def _adding(
     if copies:
         for end, ref in (("from", source), ("to", target)):
             if end in copies:
-                old = await writer.table.get_item(ref.key)
+                old = writer.codec.own(ref.type, await writer.table.get_item(ref.key))
                 if old is None or is_marked(model, old):
                     raise NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
                 ends[end] = writer.items.values_of(ref.type, old)
@@ -73,6 +73,7 @@ async def _adding(
         ):
             raise _one_taken(ref, edge, side.field)
     item = writer.items.edge_item(edge, source, target, fields, ends)
+    check_size(f"{edge.label} edge {source.key.pk} / {target.key.pk}", item, edge.fields)
 
     repeated = Conflict(f"{source.key.pk} already has a {edge.label} edge to {target.key.pk}")
     actions = [writer.put_action(item, "attribute_not_exists({pk})", lambda _old: repeated)]
@@ -82,9 +83,10 @@ async def _adding(
         counter = edge.counter(end)
         action = writer.exists_action(
             ref.key,
-            _gone_or_changed(ref, model),
+            _gone_or_changed(ref, writer.codec),
             version=versions[end],
             adds={counter: 1} if counter else None,
+            node=ref.type,
         )
         side = ones[end]
         if counter and side is not None and side.one:  # none yet, or all removed
@@ -93,7 +95,7 @@ async def _adding(
                 f"{action.condition} AND "
                 f"(attribute_not_exists({name}) OR {name} = {action.expr.value(0)})"
             )
-            action.on_fail = _counted_one(ref, edge, side.field, counter, model)
+            action.on_fail = _counted_one(ref, edge, side.field, counter, writer.codec)
         actions.append(action)
     return item, actions
 
@@ -139,7 +141,10 @@ async def insert(
     codec = writer.codec
     changes: list[Change] = []
     for item in items:
-        edge = codec.edge_type(item)
+        node, edge = codec.node_type(item), codec.edge_type(item)
+        key = writer.layout.item_key(item)
+        fields = node.fields if node is not None else edge.fields if edge is not None else {}
+        check_size(f"{key.pk} / {key.sk}", item, fields)
         if edge is not None:
             ends = (codec.end(edge, item, "from"), codec.end(edge, item, "to"))
             changes.append((edge, *ends, item))
@@ -150,8 +155,8 @@ async def insert(
             taken = Conflict(f"{key.pk} / {key.sk} already exists")
             actions.append(writer.put_action(item, "attribute_not_exists({pk})", always(taken)))
         for ref, adds in counts:
-            failure = _gone_or_changed(ref, writer.model)
-            actions.append(writer.exists_action(ref.key, failure, adds=dict(adds)))
+            failure = _gone_or_changed(ref, writer.codec)
+            actions.append(writer.exists_action(ref.key, failure, adds=dict(adds), node=ref.type))
         try:
             await writer.commit_changes(actions, changes)
             return
@@ -173,6 +178,9 @@ async def update_edge(
     key = writer.codec.edge_key(edge, source.key, target.key)
     attributes = {edge.fields[name].attribute: value for name, value in changes.items()}
     sets = {a: v for a, v in attributes.items() if v is not None}
+    # the edge is not read: what it will hold at least, its key and the values set
+    least = {writer.layout.pk: key.pk, writer.layout.sk: key.sk} | sets
+    check_size(f"{edge.label} edge {key.pk} / {key.sk}", least, edge.fields)
     action = writer.update_action(key, sets, [a for a, v in attributes.items() if v is None])
     action.condition = f"attribute_exists({action.expr.name(writer.layout.pk)})"
     missing = NotFound(f"{source.key.pk} has no {edge.label} edge to {target.key.pk}")
@@ -227,9 +235,14 @@ async def _update_copied(
     raise AssertionError("unreachable")
 
 
-def _gone_or_changed(ref: Ref, model: Model) -> Failure:
+def _gone(ref: Ref, codec: Codec, old: Item | None) -> bool:
+    """Whether ``old`` is no node of ``ref``'s type: none, being deleted, or another type's."""
+    return old is None or is_marked(codec.model, old) or codec.own(ref.type, old) is None
+
+
+def _gone_or_changed(ref: Ref, codec: Codec) -> Failure:
     def failure(old: Item | None) -> EdgewiseError:
-        if old is None or is_marked(model, old):
+        if _gone(ref, codec, old):
             return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
         return Conflict(f"{ref.type.name} {ref.key.pk} changed concurrently; try again")
 
@@ -243,9 +256,9 @@ def _one_taken(ref: Ref, edge: EdgeType, field: str) -> Conflict:
     )
 
 
-def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, model: Model) -> Failure:
+def _counted_one(ref: Ref, edge: EdgeType, field: str, counter: str, codec: Codec) -> Failure:
     def failure(old: Item | None) -> EdgewiseError:
-        if old is None or is_marked(model, old):
+        if old is None or _gone(ref, codec, old):
             return NotFound(f"{ref.type.name} {ref.key.pk} does not exist")
         if int(old.get(counter, 0)) > 0:
             return _one_taken(ref, edge, field)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from graph.errors import Conflict, EdgewiseError
 from graph.keys import ItemKey
 from graph.table import Item, Table
-from model.types import INTERNAL, RECORD_EXPIRES, RECORD_PREFIX
+from model.types import CLOCK_SK, INTERNAL, RECORD_EXPIRES, RECORD_PREFIX
 
 __all__ = [
     "DEFAULT_TTL",
@@ -55,10 +55,10 @@ class Applied(EdgewiseError):
     """The record is this request's own: an earlier attempt of the commit applied."""
 
 
-def is_record(pk: object) -> bool:
-    """Whether a partition key value is one of Edgewise's own items (an idempotency record, a
-    replicas job)."""
-    return isinstance(pk, str) and pk.startswith(INTERNAL)
+def is_record(pk: object, sk: object = None) -> bool:
+    """Whether a key is of one of Edgewise's own items (an idempotency record, a replicas job,
+    by its partition key; the replicas' clock of a node with no item, by its sort key)."""
+    return (isinstance(pk, str) and pk.startswith(INTERNAL)) or sk == CLOCK_SK
 
 
 @dataclass(frozen=True)

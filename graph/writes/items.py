@@ -58,22 +58,27 @@ class Items:
             stored = f.kind == "value" or (
                 f.kind == "key" and (model.store_key_fields or name in node.declared)
             )
+            if f.from_key or name in node.read_only:
+                continue  # the key alone; or an attribute an earlier field writes
             if stored and values.get(name) is not None:
                 item[f.attribute] = values[name]
         item |= self.index_attributes(
-            node.indexes, {k: v for k, v in values.items() if v is not None}
+            node.indexes, {k: v for k, v in values.items() if v is not None}, node.ident
         )
         return item
 
-    def index_attributes(self, writes: Iterable[Any], values: Mapping[str, Any]) -> Item:
+    def index_attributes(
+        self, writes: Iterable[Any], values: Mapping[str, Any], ident: str = "id"
+    ) -> Item:
         """The index key attributes for ``values``; an index whose templates lack a value is
-        left out (a sparse index)."""
+        left out (a sparse index). A shard is of the ``ident`` value (a node's id, or its
+        key's one placeholder), else of the edge's ``from``."""
         out: Item = {}
         for write in writes:
             filled = dict(values)
             if write.shards is not None:
                 filled[SHARD] = shard_of(
-                    str(values.get("id", values.get("from", ""))), write.shards
+                    str(values.get(ident, values.get("from", ""))), write.shards
                 )
             needed = set(write.pk.placeholders) | set(write.sk.placeholders if write.sk else ())
             if not write.partial and any(filled.get(n) is None for n in needed):
@@ -113,14 +118,17 @@ class Items:
         """Field values (GraphQL names) of a stored item, key placeholders included."""
         values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
         for name, f in node.fields.items():
-            if f.kind in ("value", "stamp") and f.attribute in item:
+            unsplit = f.kind == "key" and name not in values  # of a run: its own attribute
+            if (f.kind in ("value", "stamp") or unsplit) and f.attribute in item:
                 values[name] = item[f.attribute]
+        if "id" in node.key_fields and "id" not in values and "id" in item:
+            values["id"] = item["id"]  # in a run, stored by storeKeyFields
         return values
 
     def owned(self, node: NodeType, attribute: str) -> bool:
         """Whether the model writes ``attribute`` for ``node``'s type (so a value removed from
         the fields is removed from the item)."""
-        owned = {f.attribute for f in node.fields.values()}
+        owned = {f.attribute for f in node.fields.values() if not f.from_key}
         owned |= {w.index.pk for w in node.indexes} | {
             w.index.sk for w in node.indexes if w.index.sk
         }

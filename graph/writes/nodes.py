@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graph.errors import Conflict, EdgewiseError, NotFound
+from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from graph.items import Ref
-from graph.keys import ItemKey, new_id
+from graph.keys import ItemKey, Located, new_id
 from graph.marks import is_marked, unmarked
 from graph.reads import Branch, Listing, Reads
 from graph.table import Item
 from graph.writes.commit import ATTEMPTS, Committer, Missing, always
-from graph.writes.constraints import check_values
+from graph.writes.constraints import check_size, check_values
 from graph.writes.items import describe, now_iso
 from graph.writes.replicas import Moved
 from graph.writes.transaction import Action
@@ -39,17 +39,26 @@ async def create(writer: Committer, node: NodeType, values: Mapping[str, Any]) -
     if "id" in node.key_fields and values.get("id") is None:
         values["id"] = new_id()
     item = writer.items.node_item(node, values, now_iso())
+    if writer.upkeep is not None:  # no incoming edge yet: its digests are known, zero
+        item |= writer.upkeep.digests(node)
     key = writer.layout.item_key(item)
+    check_size(f"{node.name} {describe(node, key)}", item, node.fields)
 
     taken = Conflict(f"{node.name} {describe(node, key)} already exists")
     actions = [writer.put_action(item, "attribute_not_exists({pk})", lambda _old: taken)]
     actions += claims(writer, node, key, {}, values)
-    if node.parent is not None:
+    parent = writer.model.types[node.parent.type] if node.parent is not None else None
+    if parent is not None and not parent.implicit:  # an implicit parent has no item to check
         parent_key = writer.items.parent_key(node, key)
-        missing = NotFound(f"{node.parent.type} {parent_key.pk} does not exist")
+        missing = NotFound(f"{parent.name} {parent_key.pk} does not exist")
+        if type(parent_key.sk) is Located:  # known by its partition: its item's key
+            found = await Reads(writer.table, consistent=True).items.load(parent_key)
+            if found is None:
+                raise missing
+            parent_key = writer.layout.item_key(found)
         counter = node.parent_counter
         adds = {counter: 1} if counter else None
-        actions.append(writer.exists_action(parent_key, lambda _o: missing, adds=adds))
+        actions.append(writer.exists_action(parent_key, lambda _o: missing, adds=adds, node=parent))
     if writer.upkeep is not None and writer.upkeep.names(node):  # it may start a replica
         delta = await writer.upkeep.change_ref(Ref(node, key), None, item)
         await writer.commit_delta(actions, delta)
@@ -123,6 +132,7 @@ async def _update_once(
     model, layout = writer.model, writer.layout
     version_attr = model.version_attribute
     old = read if read is not None else await writer.table.get_item(key)
+    old = writer.codec.own(node, old)  # another type's item: none of this one
     if old is None or is_marked(model, old):
         raise NotFound(f"{node.name} {describe(node, key)} does not exist")
     version = int(old.get(version_attr, 0)) if version_attr else None
@@ -130,6 +140,11 @@ async def _update_once(
         raise Conflict(f"{node.name} {key.pk} is at version {version}, not {expected}")
     before = writer.items.values_of(node, old)
     after = {k: v for k, v in before.items()} | dict(changes)
+    for name, value in changes.items():  # a set (SS, NS) stays a set, as its writer made it
+        if isinstance(before.get(name), set) and isinstance(value, list):
+            if not value and node.fields[name].type.non_null:
+                raise BadUserInput(f"{name} is a set, which DynamoDB cannot hold empty")
+            after[name] = set(value) or None
     new = writer.items.node_item(node, after, None)
     created, modified = model.stamps
     if created in old:
@@ -141,6 +156,7 @@ async def _update_once(
     for attr, value in old.items():  # attributes the model does not know stay as they are
         if attr not in new and not writer.items.owned(node, attr):
             new[attr] = value
+    check_size(f"{node.name} {describe(node, key)}", new, node.fields)
     sets = {k: v for k, v in new.items() if old.get(k) != v and k not in (layout.pk, layout.sk)}
     removes = [k for k in old if k not in new]
     if not sets and not removes:  # nothing to write (no version, no stamp): the read was all
@@ -148,12 +164,13 @@ async def _update_once(
     action = writer.update_action(key, sets, removes)
     cond = f"attribute_exists({action.expr.name(layout.pk)})"
     cond += unmarked(model, action.expr)
+    cond += writer.codec.of_type(node, action.expr)
     if version_attr:
         cond += f" AND {action.expr.name(version_attr)} = {action.expr.value(version)}"
     action.condition = cond
 
     def stale(current: Item | None) -> EdgewiseError:
-        if current is None or is_marked(model, current):
+        if current is None or is_marked(model, current) or writer.codec.own(node, current) is None:
             return NotFound(f"{node.name} {key.pk} does not exist")
         message = f"{node.name} {key.pk} was changed concurrently; read it again"
         return Conflict(message) if expected is not None or last else _Changed(message)
@@ -213,10 +230,11 @@ async def _copies(
                 }
                 ends = {end: after, other: kept}
                 fresh = writer.items.edge_item(edge, source, target, plain, ends)
+                edge_key = writer.layout.item_key(item)
+                check_size(f"{edge.label} edge {edge_key.pk} / {edge_key.sk}", fresh, edge.fields)
                 sets = {k: v for k, v in fresh.items() if item.get(k) != v}
                 removes = [a for a in owned if a in item and a not in fresh]
                 if sets or removes:
-                    edge_key = writer.layout.item_key(item)
                     action = writer.update_action(edge_key, sets, removes)
                     action.condition = f"attribute_exists({action.expr.name(writer.layout.pk)})"
                     gone = f"{edge.label} edge {edge_key.pk} / {edge_key.sk} was removed"
@@ -254,7 +272,7 @@ async def _refresh(
 
 def _holds(writer: Committer, node: NodeType, key: ItemKey, after: Mapping[str, Any]) -> Action:
     """A check that the node exists and holds ``after``'s values of its copied fields."""
-    action = writer.exists_action(key, always(_Superseded()))
+    action = writer.exists_action(key, always(_Superseded()), node=node)
     e = action.expr
     for edge in writer.model.edges.values():
         for f in edge.fields.values():
@@ -289,12 +307,10 @@ async def find_child(
         return None  # a value no key of this type can hold
     listing = Listing(None, (Branch(partition, prefix),))
     for item in await Reads(writer.table).alls.load(listing):
-        found = codec.key_values(node, writer.layout.item_key(item))
-        if (
-            found is not None
-            and codec.node_type(item) is node
-            and all(found.get(k) == str(v) for k, v in values.items())
-        ):
+        if codec.node_type(item) is not node:
+            continue
+        found = writer.items.values_of(node, item)  # a run's values: from their attributes
+        if all(str(found.get(k)) == str(v) for k, v in values.items()):
             return item
     return None
 
@@ -302,7 +318,7 @@ async def find_child(
 async def delete_child(writer: Committer, node: NodeType, key: ItemKey) -> bool:
     """Delete a child, uncounted on its parent in the same transaction; False when it is
     already gone."""
-    actions = [writer.exists_action(key, lambda _old: Missing(), "Delete")]
+    actions = [writer.exists_action(key, lambda _old: Missing(), "Delete", node=node)]
     if node.parent_counter is not None:
         parent = writer.items.parent_key(node, key)
         actions.append(writer.update_action(parent, {}, adds={node.parent_counter: -1}))

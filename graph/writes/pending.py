@@ -43,11 +43,12 @@ from graph.writes.replicas import (
     Delta,
     Moved,
     Upkeep,
+    clock_key,
     clock_of,
     on_clock,
 )
 from graph.writes.transaction import MAX_ACTIONS, Action
-from model.types import JOB_PREFIX
+from model.types import CLOCK_SK, JOB_PREFIX
 
 __all__ = ["BATCH", "JOBS", "LEASE", "commit_pending", "resume_replicas"]
 
@@ -138,16 +139,18 @@ def _until() -> int:
 
 
 def _mark(layout: Any, key: ItemKey, step: int) -> Action:
-    """A start's mark moved by ``step``: + 1 (its clock advanced too, the start must exist)
-    or - 1."""
+    """A start's mark moved by ``step``: + 1 (its clock advanced too, the start must exist,
+    unless the mark lives in its clock's item: :func:`graph.writes.replicas.clock_key`) or
+    - 1."""
     action = Action("Update", key, {"Key": layout.key(key)})
     e = action.expr
     if step > 0:
         action.body["UpdateExpression"] = (
             f"ADD {e.name(PENDING)} {e.value(1)}, {e.name(CLOCK)} {e.value(1)}"
         )
-        action.condition = f"attribute_exists({e.name(layout.pk)})"
-        action.on_fail = lambda _old: Moved()
+        if key.sk != CLOCK_SK:
+            action.condition = f"attribute_exists({e.name(layout.pk)})"
+            action.on_fail = lambda _old: Moved()
     else:
         action.body["UpdateExpression"] = f"ADD {e.name(PENDING)} {e.value(-1)}"
     return action
@@ -223,7 +226,7 @@ async def settle(upkeep: Upkeep, job: Job, start: Ref, start_id: str) -> None:
     replicas = [r for r in upkeep.model.replicas if r.start == start.type.name]
 
     def clear(clock: Any) -> list[Action]:
-        return [job.drop([start_id]), _clear(upkeep, start.key, clock)]
+        return [job.drop([start_id]), _clear(upkeep, clock_key(start), clock)]
 
     await upkeep.recompute(start, replicas, job.send, clear)
 
@@ -240,9 +243,14 @@ async def _settle_all(upkeep: Upkeep, job: Job, starts: list[tuple[Ref, str]]) -
 
 
 def _ref(upkeep: Upkeep, key: ItemKey) -> Ref:
+    """The start whose item, or clock's item, is at ``key``."""
     for replica in upkeep.model.replicas:
         node = upkeep.model.types[replica.start]
-        if upkeep.codec.key_values(node, key) is not None:
+        if node.implicit and key.sk == CLOCK_SK:
+            values = node.pk.parse(key.pk)
+            if values is not None:
+                return upkeep.codec.ref(node, values)
+        elif upkeep.codec.key_values(node, key) is not None:
             return Ref(node, key)
     raise EdgewiseError(f"{key.pk} is no start of a replica")
 

@@ -7,7 +7,9 @@ instances are found by walking from the edge's ends, backward to the starts and 
 ends, every listing strongly consistent where DynamoDB allows it (the table and its local
 indexes; a global index cannot be).
 
-Concurrent changes are ordered by a clock on each node of the path (:data:`CLOCK`): a change
+Concurrent changes are ordered by a clock on each node of the path (:data:`CLOCK`; a node with
+no item of its own, of an implicit type, keeps it in one small item of its partition,
+:func:`clock_key`): a change
 reads the clock of every node whose edges it lists before it lists them, and commits only if
 those clocks are unchanged; it advances the clock of both ends of its edge and of every start
 whose replicas it writes. So of two changes that could each miss the other's edge (a user
@@ -34,6 +36,7 @@ from graph.reads import Branch, Listing, Reads
 from graph.table import Failure, Item, Table, to_dynamo
 from graph.writes.transaction import MAX_ACTIONS, Action
 from model import EdgeType, Field, KeyValueError, Model, NodeType
+from model.types import CLOCK_SK
 from model.values import Replica
 
 __all__ = [
@@ -45,6 +48,7 @@ __all__ = [
     "Difference",
     "Moved",
     "Upkeep",
+    "clock_key",
     "clock_of",
     "differences",
     "digest_attribute",
@@ -76,6 +80,13 @@ class Moved(Conflict):
 def pending(item: Item | None) -> bool:
     """Whether a start's replicas are being written: its path is to be walked, not read."""
     return item is not None and int(item.get(PENDING) or 0) > 0
+
+
+def clock_key(ref: Ref) -> ItemKey:
+    """Where a node's clock (and, on a start, its pending mark) lives: its own item, or, for
+    a node with no item (an implicit type), the item of sort key :data:`model.types.CLOCK_SK`
+    in its partition, which the first change through it creates."""
+    return ItemKey(ref.key.pk, CLOCK_SK) if ref.type.implicit else ref.key
 
 
 def clock_of(item: Item | None) -> Any:
@@ -143,6 +154,14 @@ class Upkeep:
                 else:
                     self.hops[hop.edge].append((replica, i))
         self._types = {r.type_value: r for r in self.model.replicas}
+        # the edges listed from their `to` end (a global index, eventually consistent), whose
+        # targets keep a digest of them: a hop read backward, or a hop along a reverse edge
+        self.digested = {
+            hop.edge
+            for replica in self.model.replicas
+            for i, hop in enumerate(replica.hops)
+            if not hop.ref and (hop.far == "from" or i < len(replica.hops) - 1)
+        }
 
     def replicated(self, edge: EdgeType) -> bool:
         return edge.label in self.hops
@@ -176,9 +195,6 @@ class Upkeep:
         delta = Delta()
         if not self.replicated(edge):
             return delta
-        if after is None or added:  # the target's digest of its incoming edges moves
-            step = edge_hash(source.key) * (-1 if after is None else 1)
-            delta.adds[target.key] = {digest_attribute(edge): step}
         changed = self.codec.edge_key(edge, source.key, target.key)
         reads = Reads(self.table, consistent=True)
         for replica, i in self.hops[edge.label]:
@@ -187,8 +203,8 @@ class Upkeep:
             starts = await self._backward(reads, delta, replica, i, near, changed, after)
             ends = await self._forward(reads, delta, replica, i, far, changed, after)
             for prefix in starts:
-                delta.bumps.add(prefix[0].key)
-                delta.starts.add(prefix[0].key)
+                delta.bumps.add(clock_key(prefix[0]))
+                delta.starts.add(clock_key(prefix[0]))
                 for suffix, last in ends:
                     item = self.item(replica, (*prefix, *suffix), last)
                     key = self.codec.item_key(item)
@@ -196,8 +212,25 @@ class Upkeep:
                         delta.deletes.add(key)
                     else:
                         delta.puts[key] = item
-        delta.bumps |= {source.key, target.key}
+        if (after is None or added) and edge.label in self.digested:
+            # the target's digest of its incoming edges moves where it is known (present as
+            # read): one absent is unknown (edges written by another program) and stays so
+            attribute = digest_attribute(edge)
+            known = (await self._items(delta, [target]))[target.key]
+            if known is not None and attribute in known:
+                step = edge_hash(source.key) * (-1 if after is None else 1)
+                delta.adds[clock_key(target)] = {attribute: step}
+        delta.bumps |= {clock_key(source), clock_key(target)}
         return delta
+
+    def digests(self, node: NodeType) -> dict[str, int]:
+        """The digests a new node of type ``node`` starts with (it has no incoming edge yet,
+        so they are known: zero)."""
+        return {
+            digest_attribute(self.model.edges[label]): 0
+            for label in sorted(self.digested)
+            if self.model.edges[label].target == node.name
+        }
 
     def names(self, node: NodeType) -> bool:
         """Whether a reference field of ``node`` is the last hop of a replicated path."""
@@ -218,8 +251,8 @@ class Upkeep:
             i = len(replica.hops) - 1
             starts = await self._backward(reads, delta, replica, i, owner, ItemKey("", ""), None)
             for prefix in starts:
-                delta.bumps.add(prefix[0].key)
-                delta.starts.add(prefix[0].key)
+                delta.bumps.add(clock_key(prefix[0]))
+                delta.starts.add(clock_key(prefix[0]))
                 for key, target in old.items():
                     if key not in new:
                         gone = self.item(replica, (*prefix, target), None)
@@ -227,7 +260,7 @@ class Upkeep:
                 for target in new.values():
                     item = self.item(replica, (*prefix, target), None)
                     delta.puts[self.codec.item_key(item)] = item
-            delta.bumps.add(owner.key)
+            delta.bumps.add(clock_key(owner))
         return delta
 
     async def _backward(
@@ -300,7 +333,8 @@ class Upkeep:
         """The ``edge`` items at each node's ``end``, each node's clock read first. A listing
         from a global index (the ``to`` end) is checked against the node's digest of its
         incoming edges and read again until the index has caught up."""
-        distinct = list(dict.fromkeys(n.key for n in nodes))
+        clocks = {n.key: clock_key(n) for n in nodes}
+        distinct = list(clocks)
         await self._items(delta, nodes)
         listings = []
         for key in distinct:
@@ -310,21 +344,23 @@ class Upkeep:
         pages = await reads.alls.load_many(listings)
         if end == "to":
             pages = [
-                await self._caught_up(delta, edge, key, listing, items)
+                await self._caught_up(delta, edge, clocks[key], listing, items)
                 for key, listing, items in zip(distinct, listings, pages, strict=True)
             ]
         return dict(zip(distinct, pages, strict=True))
 
     async def _items(self, delta: Delta, nodes: list[Ref]) -> dict[ItemKey, Item | None]:
-        """The nodes' items, each read once per change (strongly consistent), and its clock
-        with it: the change commits only if it is unchanged."""
-        unread = list(dict.fromkeys(n.key for n in nodes if n.key not in delta.read))
+        """The nodes' items (a node with no item: its clock's), each read once per change
+        (strongly consistent), and its clock with it: the change commits only if it is
+        unchanged."""
+        keys = {n.key: clock_key(n) for n in nodes}
+        unread = list(dict.fromkeys(k for k in keys.values() if k not in delta.read))
         if unread:
             found = await self.table.get_many(unread, consistent=True)
             for key in unread:
                 delta.read[key] = found.get(key)
                 delta.clocks.setdefault(key, clock_of(found.get(key)))
-        return {n.key: delta.read[n.key] for n in nodes}
+        return {n.key: delta.read[keys[n.key]] for n in nodes}
 
     async def _caught_up(
         self, delta: Delta, edge: EdgeType, key: ItemKey, listing: Listing, items: list[Item]
@@ -388,11 +424,14 @@ class Upkeep:
         transactions conditioned on the start's clock as read before the walk, so a change made
         meanwhile makes it compare again; ``last(clock)`` gives the last transaction's check of
         the clock instead (a pending mark cleared). Returns the differences found."""
+        clocked = clock_key(start)
         for _ in range(ATTEMPTS):
-            item = await self.table.get_item(start.key)
+            item = await self.table.get_item(clocked)
             found: list[Difference] = []
+            # none, or another type's; an implicit start is always there (``item``: its clock)
+            gone = not start.type.implicit and self.codec.own(start.type, item) is None
             for replica in replicas:
-                desired = {} if item is None else await self.desired(replica, start)
+                desired = {} if gone else await self.desired(replica, start)
                 stored = await self.stored(replica, start)
                 found += differences(self.model, replica, desired, stored)
             if commit is None or not (found or last):
@@ -405,9 +444,7 @@ class Upkeep:
                     if last is not None and i >= len(chunks) - 1:
                         checks = last(clock)
                     else:
-                        check = Action(
-                            "ConditionCheck", start.key, {"Key": self.layout.key(start.key)}
-                        )
+                        check = Action("ConditionCheck", clocked, {"Key": self.layout.key(clocked)})
                         on_clock(check, self.layout.pk, clock)
                         checks = [check]
                     await commit([*checks, *chunk])
@@ -460,7 +497,7 @@ class Upkeep:
             action = by_key.get(key)
             if action is None:
                 action = by_key[key] = Action("ConditionCheck", key, {"Key": layout.key(key)})
-                if key in delta.bumps:  # never writes a clock onto a node that is gone
+                if key in delta.bumps and key.sk != CLOCK_SK:  # never onto a node that is gone
                     action.condition = f"attribute_exists({action.expr.name(layout.pk)})"
                     action.on_fail = _always_moved
                 actions.append(action)
@@ -472,8 +509,9 @@ class Upkeep:
             action = by_key.get(key)
             if action is None:
                 action = by_key[key] = Action("ConditionCheck", key, {"Key": layout.key(key)})
-                action.condition = f"attribute_exists({action.expr.name(layout.pk)})"
-                action.on_fail = _always_moved
+                if key.sk != CLOCK_SK:  # a clock's item is made by the first change
+                    action.condition = f"attribute_exists({action.expr.name(layout.pk)})"
+                    action.on_fail = _always_moved
                 actions.append(action)
             for attribute, value in adds.items():
                 _add(action, attribute, value)
@@ -524,7 +562,7 @@ def replica_item(codec: Codec, replica: Replica, nodes: tuple[Ref, ...], last: I
 def joined(codec: Codec, items: Iterable[Item]) -> dict[ItemKey, Item]:
     """Every replica item the model's paths call for among ``items`` (a whole graph: sample
     data, a table read whole), joined in memory: one per instance of each path from a node
-    that has its item."""
+    that has its item, or (of an implicit type) that an edge has at one end."""
     model = codec.model
     if not model.replicas:
         return {}
@@ -538,7 +576,10 @@ def joined(codec: Codec, items: Iterable[Item]) -> dict[ItemKey, Item]:
         edge = codec.edge_type(item)
         if edge is not None:
             for end in ("from", "to"):
-                edges[(edge.label, end, codec.end(edge, item, end).key)].append(item)
+                ref = codec.end(edge, item, end)
+                edges[(edge.label, end, ref.key)].append(item)
+                if ref.type.implicit:  # it exists while an edge is keyed under it
+                    nodes.setdefault(ref.key, ref)
     out: dict[ItemKey, Item] = {}
     for replica in model.replicas:
         paths: list[tuple[tuple[Ref, ...], Item | None]] = [

@@ -3,12 +3,13 @@ every section uses; names and suggestions."""
 
 from __future__ import annotations
 
-import difflib
+import importlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import spec as s
+from ..common import camel, did_you_mean, lower_first, singular, upper_first
 from ..templates import Template, TemplateSyntaxError
 from ..types import (
     SCALARS,
@@ -22,9 +23,11 @@ __all__ = [
     "Problem",
     "camel",
     "did_you_mean",
+    "located_key",
     "lower_first",
     "misfit",
     "singular",
+    "split_key",
     "upper_first",
 ]
 
@@ -38,33 +41,23 @@ class Problem:
     message: str
 
 
-def lower_first(name: str) -> str:
-    return name[:1].lower() + name[1:]
+def split_key(key: s.KeyPair) -> bool:
+    """Whether a pair of templates has sort-key placeholders its partition key has not (so a
+    partition may hold several items of the type)."""
+    try:
+        pk, sk = Template.compile(key.pk), Template.compile(key.sk, runs=True)
+    except TemplateSyntaxError:
+        return False
+    return bool(set(sk.placeholders) - set(pk.placeholders))
 
 
-def upper_first(name: str) -> str:
-    return name[:1].upper() + name[1:]
-
-
-def camel(label: str) -> str:
-    """``WORKS_AT`` -> ``WorksAt``."""
-    return "".join(part.capitalize() for part in label.lower().split("_") if part)
-
-
-def singular(name: str) -> str:
-    if name.endswith("ies"):
-        return name[:-3] + "y"
-    if name.endswith("s") and not name.endswith("ss"):
-        return name[:-1]
-    return name
-
-
-def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    if close:
-        return f"did you mean {close[0]!r}?"
-    known = ", ".join(sorted(choices)) or "none"
-    return f"use one of: {known}"
+def located_key(key: s.KeyPair) -> bool:
+    """Whether a pair of templates keys a type by more than its id (``NodeType.located``)."""
+    try:
+        pk = Template.compile(key.pk)
+    except TemplateSyntaxError:
+        return False
+    return "id" in pk.placeholders and split_key(key)
 
 
 _FITS = {
@@ -168,12 +161,65 @@ class _Base:
     def problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem(path, message))
 
-    def template(self, path: Path, text: str) -> Template | None:
+    def check_hook(self, path: Path, dotted: str) -> None:
+        module_name, colon, function = dotted.partition(":")
+        if not colon or not module_name or not function:
+            self.problem(path, f"{dotted!r}: write `package.module:function`")
+            return
         try:
-            return Template.compile(text, self.file.table.key_casing)
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
+            return
+        if not callable(getattr(module, function, None)):
+            self.problem(path, f"{module_name} has no function {function!r}; check its name")
+
+    def template(self, path: Path, text: str, runs: bool = False) -> Template | None:
+        """``runs``: placeholders may follow each other (``{name}{id}``) where their values are
+        read from their own attributes (:meth:`check_runs`)."""
+        try:
+            return Template.compile(text, self.file.table.key_casing, runs)
         except TemplateSyntaxError as exc:
             self.problem(path, str(exc))
             return None
+
+    def stored(self, fields: Mapping[str, Field], declared: Iterable[str]) -> set[str]:
+        """The fields of a type whose values its items hold in attributes of their own: its
+        stored values, and its key fields where the file declares them or
+        ``storeKeyFields`` writes them (``id`` too)."""
+        keep = self.file.table.store_key_fields
+        names = {
+            n
+            for n, f in fields.items()
+            if f.kind in ("value", "stamp") or (f.kind == "key" and (keep or n in declared))
+        }
+        return names | {"id"} if keep else names
+
+    def check_runs(self, path: Path, template: Template, stored: set[str]) -> None:
+        """Placeholders with no text between them (a run, ``{name}{id}``): the key cannot be
+        split, so each value must also be in an attribute of its own."""
+        unstored = [n for n in template.placeholders if n in template.runs and n not in stored]
+        if not unstored:
+            return
+        groups: list[list[str]] = []
+        after_placeholder = False
+        for part in template.parts:
+            if not isinstance(part, str) and after_placeholder:
+                groups[-1].append(part.name)
+            elif not isinstance(part, str):
+                groups.append([part.name])
+            after_placeholder = not isinstance(part, str)
+        run = ", ".join(
+            "".join(f"{{{n}}}" for n in g) for g in groups if len(g) > 1 and set(g) & set(unstored)
+        )
+        names = ", ".join(f"{{{n}}}" for n in unstored)
+        self.problem(
+            path,
+            f"{template.text!r}: {run} has no text between them, so the key cannot be split and "
+            f"each value is read from its own attribute, which {names} has not; put a separator "
+            "such as # between them, or store it (declare the field; for {id}, "
+            "table.storeKeyFields: true)",
+        )
 
     def typed_key(
         self, where: Path, template: Template, attribute: str, fields: Mapping[str, Field]

@@ -1,9 +1,8 @@
-"""Checks across the compiled sections: constraints, unique fields, hooks, the root fields
+"""Checks across the compiled sections: constraints, unique fields, the root fields
 exposed, owned edges, unions, references, clashing names and overlapping keys."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
@@ -18,6 +17,13 @@ from ..types import (
     TypeRef,
 )
 from .base import Path, _Base, did_you_mean, upper_first
+
+
+def _is_map(field: Field) -> bool:
+    """A field that may hold a map attribute (whose keys a ``keysOf`` ref reads): JSON, or a
+    map of stored objects (``entries:``)."""
+    json = field.type.name == "JSON" and not field.type.list
+    return field.kind == "value" and (json or field.entries is not None)
 
 
 class _Checks(_Base):
@@ -94,19 +100,6 @@ class _Checks(_Base):
                         f"{values[unique.type_value]}; choose another, e.g. "
                         f"{field.name.upper()!r}",
                     )
-
-    def check_hook(self, path: Path, dotted: str) -> None:
-        module_name, colon, function = dotted.partition(":")
-        if not colon or not module_name or not function:
-            self.problem(path, f"{dotted!r}: write `package.module:function`")
-            return
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
-            return
-        if not callable(getattr(module, function, None)):
-            self.problem(path, f"{module_name} has no function {function!r}; check its name")
 
     def check_roots(
         self,
@@ -244,9 +237,21 @@ class _Checks(_Base):
                             f"{node.name} has no field {source!r}; "
                             f"{did_you_mean(source, node.fields)}",
                         )
-                        continue
-                    held = node.fields[source]
-                    if field.type.non_null and not field.type.list and not held.type.non_null:
+                    elif field.keys_of and not _is_map(node.fields[source]):
+                        held = node.fields[source]
+                        self.problem(
+                            ("types", node.name, "fields", field.name, "ref", "keysOf"),
+                            f"keysOf names a field over a map attribute, and {source} is a "
+                            f"{held.type} {held.kind} field; declare it `{source}: "
+                            f"{{type: JSON, attribute: {held.attribute}}}` (or a stored "
+                            "object's map with `entries:`)",
+                        )
+                    elif (
+                        field.type.non_null
+                        and not field.type.list
+                        and not node.fields[source].type.non_null
+                    ):
+                        held = node.fields[source]
                         self.problem(  # an item without the value would answer null for it
                             ("types", node.name, "fields", field.name, "ref"),
                             f"{field.name} is non-null ({field.type}) but {source} may be null "
@@ -308,34 +313,48 @@ class _Checks(_Base):
             roots[lookup] = ("types", node.name)
 
     def check_overlap(self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]) -> None:
-        """Without a type attribute, items are told apart by their key templates: report two
-        declarations whose keys can match the same item."""
-        if self.file.table.type_attribute is not None:
-            return
-        shapes: list[tuple[Path, str, Template, Template]] = [
-            (("types", n.name, "key"), n.name, n.pk, n.sk) for n in types.values()
+        """Report two declarations whose items can have the same keys and nothing else to tell
+        them apart: without a type attribute, the key templates alone decide; with one, its
+        value does (a type's typeValue, an edge's label), so only declarations with the same
+        value can be confused. An implicit type has no item of its own, so its key template
+        matches no item: it never overlaps (a child in its partition, an edge between two of
+        its nodes)."""
+        typed = self.file.table.type_attribute
+        labelled = self.file.table.label_attribute or typed
+        Shape = tuple[Path, str, Template, Template, tuple[str | None, str]]
+        shapes: list[Shape] = [
+            (("types", n.name, "key"), n.name, n.pk, n.sk, (typed, n.type_value))
+            for n in types.values()
+            if not n.implicit
         ]
         for e in edges.values():
             if e.source in types and e.target in types:
-                shapes.append((("edges", e.label), e.label, types[e.source].pk, types[e.target].sk))
-        # an implicit type has no item of its own: an edge's items (two keys, pk != sk) are never
-        # its, even where its key template fits both ends (follows between `USER#a` and `USER#b`)
-        implicit = {n.name for n in types.values() if n.implicit and n.single}
-        for i, (path, name, pk, sk) in enumerate(shapes):
-            for opath, other, opk, osk in shapes[:i]:
+                pk, sk = types[e.source].pk, types[e.target].sk
+                shapes.append((("edges", e.label), e.label, pk, sk, (labelled, e.label)))
+        for i, (path, name, pk, sk, tag) in enumerate(shapes):
+            for opath, other, opk, osk, otag in shapes[:i]:
                 kinds = {path[0], opath[0]}
-                if kinds == {"types", "edges"} and {name, other} & implicit:
-                    continue
+                if typed is not None and tag != otag:
+                    continue  # the type attribute tells them apart
                 if (
                     overlap(pk, opk)
                     and overlap(sk, osk)
                     and ((pk, sk) != (opk, osk) or name != other)
                 ):
+                    if typed is None:
+                        self.problem(
+                            path,
+                            f"items of {name} and {other} can have the same keys, and "
+                            "the table has no typeAttribute to tell them apart; give one of "
+                            "them a distinct literal prefix, or the table a typeAttribute",
+                        )
+                        continue
+                    which = "one of them" if kinds == {"types"} else "the type"
                     self.problem(
                         path,
-                        f"items of {name} and {other} can have the same keys, and "
-                        "the table has no typeAttribute to tell them apart; give one of "
-                        "them a distinct literal prefix",
+                        f"items of {name} and {other} can have the same keys and the same "
+                        f"{typed} value {tag[1]!r}, so nothing tells them apart; give {which} "
+                        "another typeValue or a distinct literal prefix",
                     )
 
     def check_attributes(

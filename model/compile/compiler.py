@@ -20,9 +20,7 @@ from ..types import (
     Index,
     IndexWrite,
     Model,
-    Mutation,
     NodeType,
-    ObjectType,
     Parent,
     Query,
     TypeRef,
@@ -35,16 +33,19 @@ from .base import (
     Problem,
     camel,
     did_you_mean,
+    located_key,
     lower_first,
     misfit,
     singular,
+    split_key,
     upper_first,
 )
 from .checks import _Checks
+from .objects import _Objects
 from .queries import _Queries
 
 
-class _Compiler(_Checks, _Queries):
+class _Compiler(_Checks, _Queries, _Objects):
     # ---- types -----------------------------------------------------------------------------
 
     def collections(self) -> dict[str, set[str]]:
@@ -65,7 +66,7 @@ class _Compiler(_Checks, _Queries):
             single = True
         else:
             pk = self.template((*path, "key", "pk"), t.key.pk)
-            sk = self.template((*path, "key", "sk"), t.key.sk)
+            sk = self.template((*path, "key", "sk"), t.key.sk, runs=True)
             single = False
         if pk is None or sk is None:
             return None
@@ -77,10 +78,11 @@ class _Compiler(_Checks, _Queries):
             self.problem(
                 (*path, "key"), "{shard} belongs in an index template, not the key; remove it"
             )
-        if single and key_fields != ("id",):
+        if single and len(key_fields) != 1:
             self.problem(
                 (*path, "key"),
-                f"a one-template key holds exactly {{id}}, not {{{', '.join(key_fields)}}}; "
+                f"a one-template key holds one placeholder (its global id is the key: "
+                f"'ORDER#{{id}}', 'ACCOUNT#{{username}}'), not {{{', '.join(key_fields)}}}; "
                 "write {pk, sk} for a composite key",
             )
         link: tuple[tuple[str, str], ...] = ()
@@ -107,6 +109,8 @@ class _Compiler(_Checks, _Queries):
                 kind = "key" if field_name in key_fields and compiled.kind == "value" else None
                 if kind:
                     compiled = replace(compiled, kind="key")
+                if isinstance(decl, s.FieldSpec) and decl.from_ == "key":
+                    compiled = self.from_key((*path, "fields", field_name), compiled, key_fields)
                 fields[field_name] = compiled
         if t.implicit:
             for field_name, f in fields.items():
@@ -116,6 +120,8 @@ class _Compiler(_Checks, _Queries):
                         f"{name} is implicit (no item of its own), so {field_name} is null "
                         f"where nothing is stored; make it nullable: {f.type.nullable()}",
                     )
+        stored = self.stored(fields, t.fields)
+        self.check_runs((*path, "key", "sk"), sk, stored)
         where = (*path, "key") if single else (*path, "key", "pk")
         self.typed_key(where, pk, self.pk, fields)
         self.typed_key(where if single else (*path, "key", "sk"), sk, self.sk, fields)
@@ -136,7 +142,8 @@ class _Compiler(_Checks, _Queries):
             for field_name, f in fields.items():
                 if f.kind == "value" and f.attribute in stamps:
                     fields[field_name] = replace(f, kind="stamp")
-        writes = self.index_writes(path, t.indexes, set(fields) | {"id"}, shards_allowed=True)
+        named = set(fields) | ({"id"} if "id" in key_fields else set())  # `id` of the key
+        writes = self.index_writes(path, t.indexes, named, True, stored)
         lookup = lower_first(name)
         names = {
             "lookup": t.names.lookup or lookup,
@@ -165,6 +172,18 @@ class _Compiler(_Checks, _Queries):
             t.implicit,
         )
 
+    def from_key(self, path: Path, field: Field, key_fields: tuple[str, ...]) -> Field:
+        """A field read from the key alone (``from: key``): a key placeholder's."""
+        if field.kind != "key":
+            self.problem(
+                (*path, "from"),
+                f"`from: key` reads a key placeholder, and {field.name} is none of "
+                f"{{{', '.join(key_fields)}}}; remove `from`, or name the field after the "
+                "placeholder",
+            )
+            return field
+        return replace(field, from_key=True)
+
     def parent(
         self, name: str, t: s.TypeSpec, pk: Template, sk: Template
     ) -> tuple[Parent | None, tuple[tuple[str, str], ...]]:
@@ -178,13 +197,22 @@ class _Compiler(_Checks, _Queries):
             )
             return None, ()
         parent_text = parent_spec.key if isinstance(parent_spec.key, str) else parent_spec.key.pk
-        if not isinstance(parent_spec.key, str) and "{" in parent_spec.key.sk:
+        located = not isinstance(parent_spec.key, str) and located_key(parent_spec.key)
+        if not isinstance(parent_spec.key, str) and not located and split_key(parent_spec.key):
             self.problem(
                 (*path, "type"),
-                "a parent has a one-template key such as 'ORDER#{id}', or a constant sort key "
-                "such as {pk: 'ORDER#{id}', sk: ORDER}",
+                "a parent is one node per partition: a one-template key such as 'ORDER#{id}', "
+                "a constant sort key such as {pk: 'ORDER#{id}', sk: ORDER}, or {id} in its pk "
+                "and other fields in its sk, {pk: 'o#{id}', sk: 'c#{customerId}'}",
             )
             return None, ()
+        if t.parent.count == "counter" and (parent_spec.implicit or located):
+            why = (
+                "is implicit (no item to hold a counter)"
+                if parent_spec.implicit
+                else "is found by a Query of its partition (its key is not known to count on)"
+            )
+            self.problem((*path, "count"), f"{t.parent.type} {why}; write `count: query`")
         if isinstance(t.key, str):
             self.problem(("types", name, "key"), "a child's key is {pk, sk}: pk the parent's key")
             return None, ()
@@ -218,6 +246,12 @@ class _Compiler(_Checks, _Queries):
     def field(self, path: Path, name: str, decl: s.FieldDecl, owner: str) -> Field | None:
         if isinstance(decl, str):
             decl = s.FieldSpec(type=decl)
+        if decl.from_ is not None and path[0] != "types":
+            self.problem(
+                (*path, "from"),
+                "`from: key` belongs to a field of a type over one of its key placeholders; "
+                "remove it",
+            )
         if decl.model_fields_set & {"path", "where", "shape"}:  # a transitive path
             return path_field(self, path, name, decl)
         kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]
@@ -327,6 +361,7 @@ class _Compiler(_Checks, _Queries):
             initial=decl.initial,
             length=decl.length,
             format=decl.format,
+            entries=decl.entries,
         )
 
     def index_writes(
@@ -335,8 +370,12 @@ class _Compiler(_Checks, _Queries):
         writes: Mapping[str, s.IndexKeys],
         placeholders: set[str],
         shards_allowed: bool,
+        stored: set[str] | None = None,
     ) -> tuple[IndexWrite, ...]:
+        """The index writes of a type (``stored``: its fields held in attributes of their own,
+        which a run of placeholders may hold) or an edge."""
         out = []
+        runs = stored is not None
         for index_name, keys in writes.items():
             where = (*path, "indexes", index_name)
             index = self.indexes.get(index_name)
@@ -347,10 +386,13 @@ class _Compiler(_Checks, _Queries):
                     "(declare it under table.indexes)",
                 )
                 continue
-            pk = self.template((*where, "pk"), keys.pk)
-            sk = self.template((*where, "sk"), keys.sk) if keys.sk is not None else None
+            pk = self.template((*where, "pk"), keys.pk, runs)
+            sk = self.template((*where, "sk"), keys.sk, runs) if keys.sk is not None else None
             if pk is None or (keys.sk is not None and sk is None):
                 continue
+            for part, template in (("pk", pk), ("sk", sk)):
+                if template is not None and stored is not None:
+                    self.check_runs((*where, part), template, stored)
             if (sk is None) != (index.sk is None):
                 self.problem(
                     where,
@@ -567,6 +609,31 @@ class _Compiler(_Checks, _Queries):
             return Field(
                 name, type_, attribute, "ref", decl.description, target=type_.name, link=link
             )
+        if isinstance(decl.ref, s.KeysOfSpec):  # one target per key of a map
+            if not type_.list:
+                self.problem(
+                    (*path, "type"),
+                    f"a ref over a map's keys names several nodes; write `type: "
+                    f'"[{type_.name}!]!"`',
+                )
+                return None
+            if len(placeholders) != 1:
+                self.problem(
+                    where,
+                    f"{type_.name}'s key has {{{'}, {'.join(placeholders)}}}: a map's keys name "
+                    "nodes whose key has one placeholder",
+                )
+                return None
+            return Field(
+                name,
+                type_,
+                attribute,
+                "ref",
+                decl.description,
+                target=type_.name,
+                source=decl.ref.keys_of,
+                keys_of=True,
+            )
         holds = isinstance(decl.ref, s.RefSpec)
         source = decl.ref.field if isinstance(decl.ref, s.RefSpec) else decl.ref
         if not holds and len(placeholders) != 1:
@@ -629,6 +696,7 @@ class _Compiler(_Checks, _Queries):
         self.check_overlap(types, edges)
         self.check_attributes(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
+        self.check_stored(types, edges, queries, objects)
         mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
         self.check_roots(types, edges, queries, mutations)
         table = file.table
@@ -713,48 +781,6 @@ class _Compiler(_Checks, _Queries):
                     )
                     return None
         return Deletions(index, spec.partition, spec.attribute)
-
-    def object_type(self, name: str, o: s.ObjectSpec) -> ObjectType:
-        path: Path = ("objects", name)
-        if name in self.file.types or name in self.enums or name in SCALARS:
-            self.problem(path, f"{name} is already a type; rename the object")
-        fields = {}
-        for field_name, decl in o.fields.items():
-            spec = s.FieldSpec(type=decl) if isinstance(decl, str) else decl
-            if spec.model_fields_set - {"type", "description"}:
-                self.problem(
-                    (*path, "fields", field_name),
-                    "an object's field has a type only; remove the rest",
-                )
-            ref = self.type_ref((*path, "fields", field_name), spec.type or "")
-            if ref is not None:
-                fields[field_name] = Field(field_name, ref, field_name, "value", spec.description)
-        return ObjectType(name, fields, o.description)
-
-    def mutation(self, name: str, m: s.MutationSpec) -> Mutation:
-        path: Path = ("mutations", name)
-        self.check_hook((*path, "hook"), m.hook)
-        arguments = []
-        for arg, text in m.arguments.items():
-            ref = self.type_ref((*path, "arguments", arg), text, False)
-            if ref is not None:
-                arguments.append((arg, ref))
-        for arg, type_name in m.ids.items():
-            if arg not in m.arguments:
-                self.problem(
-                    (*path, "ids", arg),
-                    f"{name} has no argument {arg!r}; declare it or remove this",
-                )
-            elif type_name not in self.file.types:
-                known = list(self.file.types)
-                self.problem(
-                    (*path, "ids", arg),
-                    f"unknown type {type_name!r}; {did_you_mean(type_name, known)}",
-                )
-        # the result may name a generated type (an edge, a connection): checked when built
-        return Mutation(
-            name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description, dict(m.ids)
-        )
 
 
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:

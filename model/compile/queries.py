@@ -1,4 +1,5 @@
-"""The ``queries:`` section: access patterns over an index, their arguments and filters."""
+"""The ``queries:`` section: access patterns over an index, their arguments and filters; the
+``mutations:`` section (hooks)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..types import (
     EdgeType,
     Field,
     Index,
+    Mutation,
     NodeType,
     Query,
     TypeRef,
@@ -53,10 +55,18 @@ class _Queries(_Base):
             )
             return None
         index = self.indexes[q.index] if q.index else Index(None, self.pk, self.sk)
-        partition = self.template((*path, "partition"), q.partition)
-        sort = self.template((*path, "sort", "template"), q.sort.template) if q.sort else None
+        partition = self.template((*path, "partition"), q.partition, runs=True)
+        sort = (
+            self.template((*path, "sort", "template"), q.sort.template, runs=True)
+            if q.sort
+            else None
+        )
         if partition is None or (q.sort is not None and sort is None):
             return None
+        stored = set.intersection(*(self.stored(r.fields, r.declared) for r in results))
+        self.check_runs((*path, "partition"), partition, stored)
+        if sort is not None:
+            self.check_runs((*path, "sort", "template"), sort, stored)
         # who writes this index: the types themselves, or an edge touching one
         writers = [w for r in results for w in r.indexes if w.index == index]
         writers += [
@@ -74,7 +84,7 @@ class _Queries(_Base):
                 f"{{shard}} needs `shards: N` on {what}'s entry for index {q.index}",
             )
         arguments: list[tuple[str, TypeRef]] = []
-        owner_fields = set(owner.fields) | {"id"} if owner else set()
+        owner_fields = set(owner.fields) | ({"id"} & set(owner.key_fields)) if owner else set()
         known = sorted({f for r in results for f in r.fields})
         for placeholder in partition.placeholders:
             if placeholder == SHARD or placeholder in owner_fields:
@@ -125,6 +135,14 @@ class _Queries(_Base):
                         (*path, "sort", "between"),
                         "no placeholder of the sort template is left to bound; add one after "
                         "the equality arguments, or remove `between`",
+                    )
+                    return None
+                if {target, *fan_out} & sort.runs:
+                    self.problem(
+                        (*path, "sort", "between"),
+                        f"{{{target}}} has no text between it and a neighbour, so the key does "
+                        "not order by its value; bound a placeholder followed by text, or use "
+                        "`arguments` for equality",
                     )
                     return None
                 target_type = self.placeholders_type(results, target)
@@ -229,7 +247,7 @@ class _Queries(_Base):
         """The query's ``where`` over its types' stored fields; its ``arguments`` are added to
         ``arguments``."""
         declared: dict[str, TypeRef] = {}
-        taken = {a for a, _ in arguments} | {"first", "after"}
+        taken = {a for a, _ in arguments} | {"first", "after", "last", "before"}
         for arg, text in q.arguments.items():
             ref = self.type_ref((*path, "arguments", arg), text, False)
             if ref is None:
@@ -286,3 +304,30 @@ class _Queries(_Base):
             return TypeRef("ID", True)
         field = node.fields.get(placeholder)
         return field.type if field is not None and field.kind in ("value", "key", "stamp") else None
+
+    # ---- mutations -------------------------------------------------------------------------
+
+    def mutation(self, name: str, m: s.MutationSpec) -> Mutation:
+        path: Path = ("mutations", name)
+        self.check_hook((*path, "hook"), m.hook)
+        arguments = []
+        for arg, text in m.arguments.items():
+            ref = self.type_ref((*path, "arguments", arg), text, False)
+            if ref is not None:
+                arguments.append((arg, ref))
+        for arg, type_name in m.ids.items():
+            if arg not in m.arguments:
+                self.problem(
+                    (*path, "ids", arg),
+                    f"{name} has no argument {arg!r}; declare it or remove this",
+                )
+            elif type_name not in self.file.types:
+                known = list(self.file.types)
+                self.problem(
+                    (*path, "ids", arg),
+                    f"unknown type {type_name!r}; {did_you_mean(type_name, known)}",
+                )
+        # the result may name a generated type (an edge, a connection): checked when built
+        return Mutation(
+            name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description, dict(m.ids)
+        )

@@ -88,7 +88,8 @@ class Edges(Header):
             typed = self.scalar(k, attribute, k.name)
             if typed is None:
                 continue
-            fields.append(f"      {name}: {field_decl(typed[0], name, attribute)}  # {typed[1]}")
+            declaration = self.declare(typed[0], name, attribute, k.name)
+            fields.append(f"      {name}: {declaration}  # {typed[1]}")
         sorted_by = self.sort_key_index(k)
         if sorted_by is not None:
             index, attribute, typed = sorted_by

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..compile import lower_first, upper_first
 from .keys import Keys
+from .objects import Disagree, ObjectDrafts
 from .shapes import Kind
 from .table import TableInfo
 from .values import (
@@ -47,6 +48,16 @@ class Fields(Keys):
         self.claimed: dict[str, set[str]] = {}
         # per type: fields read from an overloaded index attribute (``Data``, ``GSI1SK``)
         self.overloaded: dict[str, list[tuple[str, str, str]]] = {}
+        self.restart()
+
+    def restart(self) -> None:
+        """Forgets the stored objects drafted (a draft is rendered again after a refusal)."""
+        self.drafts = ObjectDrafts(lambda: self.type_names | set(self.enums))
+        self.entries: dict[tuple[str, str], str | None] = {}  # a map of maps' entries field
+
+    def declare(self, graphql: str, name: str, attribute: str, owner: str) -> str:
+        """A field's declaration, with ``entries`` where it reads a map of maps."""
+        return field_decl(graphql, name, attribute, self.entries.get((owner, attribute)))
 
     def scalar(self, k: Kind, attribute: str, owner: str) -> tuple[str, str] | None:
         """(GraphQL type, evidence) of an attribute over a kind's items, None for binary."""
@@ -108,7 +119,15 @@ class Fields(Keys):
             return f"[{'Int' if whole else 'Float'}!]" + bang, f"{presence}, number sets"
         if kind == "L" and all(e.keys() == {"S"} for v in values for e in v[1]):
             return "[String!]" + bang, f"{presence}, lists of strings"
-        return "JSON" + bang, f"{presence}, {'lists' if kind == 'L' else 'maps'}: JSON"
+        what = "lists" if kind == "L" else "maps"
+        if kind in ("M", "L"):
+            try:
+                graphql, found, entries = self.drafts.draft(owner, attribute, values)
+            except Disagree as exc:
+                return "JSON" + bang, f"{presence}, {what} whose shapes disagree ({exc}): JSON"
+            self.entries[(owner, attribute)] = entries
+            return graphql + bang, f"{presence}, guess: {found}"
+        return "JSON" + bang, f"{presence}, {what}: JSON"
 
     def enum(self, name: str, values: list[str]) -> str:
         for existing, known in self.enums.items():
@@ -188,7 +207,7 @@ class Fields(Keys):
             ):
                 evidence += f"; {self.ref_hint(k, attribute)}"
             names[attribute] = name
-            lines.append((name, field_decl(graphql, name, attribute), evidence))
+            lines.append((name, self.declare(graphql, name, attribute, k.name), evidence))
         for target, links, evidence in pairs:
             stored = {p: names.get(a, a) for p, a in links}  # a key placeholder is a field too
             ref = self.claim(k.name, self.ref_stem(stored[links[-1][0]], target))

@@ -30,14 +30,30 @@ class Implicit(Roles):
         made: dict[str, Kind] = {}
         nodes = {c.pk_prefix: c for c in kinds if c.role == "node" and c.pk_prefix}
         changed = False
+        node_ids = {
+            r.pk[len(c.pk_prefix) :] for c in kinds if c.role == "node" and c.same for r in c.rows
+        }
         for k in list(kinds):
-            if k.role != "keyed" or k.tag is not None or k.own:
-                continue
-            if not k.pk_prefix or k.pk_prefix in own or not k.sk_prefix:
+            if k.role != "keyed" or k.own or not k.pk_prefix or k.pk_prefix in own:
                 continue
             sources = [r.pk[len(k.pk_prefix) :] for r in k.rows]
             targets = [r.sk[len(k.sk_prefix) :] for r in k.rows]
             if not all(ID.match(i) for i in sources):
+                continue
+            if k.tag is not None and not self.faceted and not self.library:
+                # the type attribute names it: a typed item under a partition no item owns,
+                # unless its partitions are the ids of sampled nodes (`REP#e1` of an employee
+                # `EMP#e1`: a keyed node with a reference, as in the order-entry model)
+                if set(sources) <= node_ids:
+                    continue
+                k.role, k.parent = "child", self._implicit(k.pk_prefix, self.info.pk, made, kinds)
+                k.notes.append(
+                    f'no item owns "{k.pk_prefix}…" and its {self.type_attribute} names it a '
+                    f"type ({k.tag}): a child of an implicit type"
+                )
+                changed = True
+                continue
+            if k.tag is not None or not k.sk_prefix:
                 continue
             target = nodes.get(k.sk_prefix)
             shared = any(n > 1 for n in _counts(targets).values())

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,12 +20,55 @@ __all__ = [
     "electro_prefix",
     "electro_template",
     "library_of",
+    "status_like",
+    "type_like",
 ]
 
 ELECTRODB = "ElectroDB"
 TOOLBOX = "dynamodb-toolbox"
 # type attributes of the common libraries and conventions, preferred in this order
-TYPE_ATTRIBUTES = ("__edb_e__", "_et", "_type", "__typename", "entityType", "EntityType", "type")
+TYPE_ATTRIBUTES = (
+    "__edb_e__",
+    "_et",
+    "_type",
+    "__typename",
+    "entity_type",
+    "entityType",
+    "EntityType",
+    "type",
+)
+# names an attribute that holds each item's type, separators and case aside (``entity_type``,
+# ``EntityType``, ``_type``, ``record_kind``): the only ones whose values may split a key shape
+TYPE_WORDS = frozenset(
+    f"{stem}{word}"
+    for stem in (
+        "",
+        "entity",
+        "item",
+        "record",
+        "object",
+        "model",
+        "doc",
+        "document",
+        "node",
+        "row",
+    )
+    for word in ("type", "kind", "typename")
+) | {"entity", "et"}
+SHORT = re.compile(r"^_{1,2}(?!id$|pk$|sk$|ts$)[a-z]{1,3}$")  # dynamodb-toolbox's `_et`, `_t`
+STATUS = re.compile(r"(?i)(status|state|stage|phase)$")  # `status`, `orderStatus`, `order_state`
+
+
+def type_like(attribute: str) -> bool:
+    """Whether an attribute's name says it holds each item's type (``entity_type``, ``_type``,
+    ``_et`` and other short ``_``-names of the libraries)."""
+    return bool(SHORT.match(attribute)) or re.sub(r"[^a-z]", "", attribute.lower()) in TYPE_WORDS
+
+
+def status_like(attribute: str) -> bool:
+    """Whether an attribute's name says it holds a state (``status``, ``orderStatus``): never a
+    type attribute, whatever its values."""
+    return bool(STATUS.search(attribute))
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ class Renderer(Edges):
             for k in kinds:
                 k.notes = list(kept[id(k)])
             self.claimed, self.enums, self.enum_evidence, self.overloaded = {}, {}, {}, {}
+            self.restart()
             body = self.render(kinds)
             for k in kinds:
                 if k.role == "unexplained" and k.rows:
@@ -130,6 +131,11 @@ class Renderer(Edges):
             table.append(
                 f"  typeAttribute: {yaml_str(self.type_attribute)}  # guess: {self.type_evidence}"
             )
+        for attribute, values in self.passed_over:
+            table.append(
+                f"  # not the type attribute: {attribute} ({', '.join(values)}, one value per key "
+                "shape) names a state or status; the keys already tell the types apart"
+            )
         if self.label_attribute:
             table.append(
                 f"  labelAttribute: {yaml_str(self.label_attribute)}  # guess: on edge items only"
@@ -192,6 +198,14 @@ class Renderer(Edges):
         if edges_out:
             w("edges:")
             out += edges_out
+        if self.drafts.objects:
+            w("objects:")
+            for drafted in self.drafts.objects.values():
+                also = f"; also {', '.join(drafted.uses[1:])}" if len(drafted.uses) > 1 else ""
+                w(f"  {drafted.name}:  # guess: {drafted.evidence}{also}")
+                w("    stored: true")
+                w("    fields:")
+                out += [f"      {n}: {d}  # {c}" for n, d, c in drafted.fields]
         if queries_out:
             w("queries:")
             out += queries_out
@@ -204,6 +218,8 @@ class Renderer(Edges):
         evidence = f"{n_items(k.count)}, {k.shape()}"
         if k.tag:
             evidence += f", facet {k.tag}" if self.faceted else f", {self.type_attribute} = {k.tag}"
+            if self.faceted and k.value:
+                evidence += f", {self.type_attribute} = {k.value}"
         if k.count == 1:
             evidence += "; one item only: a thin guess"
         what = {
@@ -227,8 +243,8 @@ class Renderer(Edges):
             out.append(f"    key: {yaml_str(k.pk_template)}")
         else:
             out.append(f"    key: {{pk: {yaml_str(k.pk_template)}, sk: {yaml_str(k.sk_template)}}}")
-        if k.tag and k.tag != k.name and self.type_attribute:
-            out.append(f"    typeValue: {yaml_str(k.tag)}")
+        if k.value and k.value != k.name and self.type_attribute:
+            out.append(f"    typeValue: {yaml_str(k.value)}")
         if k.role == "child" and k.parent is not None:
             parent = k.parent
             field_name = self.claim(k.name, lower_first(parent.name))
@@ -267,8 +283,8 @@ class Renderer(Edges):
                         + (", caseInsensitive: true" if lowered else "")
                         + (f", owner: {yaml_str(claim.owner)}" if claim.owner != "owner" else "")
                         + (
-                            f", typeValue: {yaml_str(claim.tag)}"
-                            if claim.tag and self.type_attribute
+                            f", typeValue: {yaml_str(claim.value)}"
+                            if claim.value and self.type_attribute
                             else ""
                         )
                         + "}"

@@ -38,8 +38,8 @@ class Roles(Shapes):
         for k in kinds:
             if k.role:
                 continue
-            parent = plain.get(k.pk_prefix) if k.pk_prefix else None
-            target = plain.get(k.sk_prefix) if k.sk_prefix else None
+            parent = self.owner_of(k, [r.pk for r in k.rows], plain, kinds)
+            target = self.owner_of(k, [r.sk for r in k.rows], plain, kinds, sort=True)
             target = None if target is not None and target.constant else target
             if k.pk_prefix in nodes and parent is None:
                 k.notes.append(
@@ -87,6 +87,42 @@ class Roles(Shapes):
             )
         self.claims(kinds)
         self.name_kinds(kinds)
+
+    def owner_of(
+        self,
+        k: Kind,
+        keys: list[str],
+        plain: dict[str, Kind],
+        kinds: list[Kind],
+        sort: bool = False,
+    ) -> Kind | None:
+        """The node kind whose items' keys are ``keys`` (a child's partitions, an edge's sort
+        keys): the one node kind of the prefix, or, where a type attribute splits one key shape
+        into several node kinds (users and organizations on ``ACCOUNT#…``), the one whose items
+        hold most of these keys."""
+        prefix = k.sk_prefix if sort else k.pk_prefix
+        first = plain.get(prefix) if prefix else None
+        if first is None:
+            return None
+        rivals = [
+            c
+            for c in kinds
+            if c.role == "node" and c.pk_prefix == prefix and c.same and c is not first
+        ]
+        if not rivals:
+            return first
+        wanted = set(keys)
+
+        def held(c: Kind) -> int:
+            return len(wanted & {r.pk for r in c.rows})
+
+        best = max([first, *rivals], key=held)
+        others = ", ".join(f"{c.tag}: {held(c)}" for c in (first, *rivals) if c is not best)
+        what = "sort keys" if sort else "partitions"
+        k.notes.append(
+            f"{held(best)} of its {len(wanted)} {what} are keys of {best.tag} items ({others})"
+        )
+        return best
 
     def partition_item(self, k: Kind) -> bool:
         """AWS's GSI-overloading example: ``HR-EMPLOYEE1`` / ``EMPLOYEE1``, a sort key that is
@@ -210,7 +246,7 @@ class Roles(Shapes):
                 continue
             if k.role == "edge":
                 if k.tag:
-                    base = label_name(k.tag)
+                    base = label_name(k.value or k.tag)
                 else:
                     assert k.source is not None and k.target is not None
                     src, dst = (

@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..types import INTERNAL
-from .libraries import ELECTRODB, TYPE_ATTRIBUTES, electro_prefix, library_of
+from ..types import CLOCK_SK, INTERNAL
+from .libraries import (
+    ELECTRODB,
+    TYPE_ATTRIBUTES,
+    electro_prefix,
+    library_of,
+    status_like,
+    type_like,
+)
 from .table import InferError, TableInfo
 from .values import (
     DATETIME,
@@ -96,6 +103,7 @@ class Kind:
     implicit: bool = False  # a node with no item of its own: its keys appear in other items'
     label: str = ""  # an implicit node's name
     seen: list[str] = field(default_factory=list)  # an implicit node's ids seen in keys
+    value: str | None = None  # its items' type attribute value (typeValue)
 
     @property
     def count(self) -> int:
@@ -123,8 +131,12 @@ class Shapes:
         self.faceted = facets is not None  # rows named by their facets, not a type attribute
         self.origin = origin  # the header's first line, when not a sample of a live table
         self.notes: list[str] = []
-        raw = [  # idempotency records are Edgewise's own, not the graph's
-            i for i in raw if not str(i.get(info.pk, {}).get("S", "")).startswith(INTERNAL)
+        self.passed_over: list[tuple[str, list[str]]] = []  # status attributes that would fit
+        raw = [  # idempotency records, replicas' jobs and clocks are Edgewise's own
+            i
+            for i in raw
+            if not str(i.get(info.pk, {}).get("S", "")).startswith(INTERNAL)
+            and (info.sk is None or i.get(info.sk, {}).get("S") != CLOCK_SK)
         ]
         if info.sk is None:
             raise InferError(
@@ -209,67 +221,148 @@ class Shapes:
     def type_attributes(
         self, shapes: dict[tuple[str, str, bool], list[Row]]
     ) -> tuple[str | None, str | None, str]:
-        """(type attribute, label attribute, evidence)."""
+        """(type attribute, label attribute, evidence). A string attribute of names is the type
+        attribute where it holds one value per key shape, distinct across shapes (the keys
+        separate the types and the values name them), or, when its name says so
+        (``entity_type``, ``_type``, ``_et``), where its values also tell apart items of one key
+        shape (``user`` and ``organization`` on ``ACCOUNT#…``). A state or status attribute
+        (``status``, ``orderStatus``) is never taken: its values are states, not types."""
+        self.passed_over = []
         if self.library is not None:
             name = self.library.type_attribute
             values = {r.attrs[name][1] for r in self.rows if r.attrs.get(name, ("",))[0] == "S"}
             return name, None, f"{self.library.name}'s entity attribute ({len(values)} values)"
         node_prefixes = {p for (p, _, same) in shapes if same and p}
         names = {a for r in self.rows for a in r.attrs} - self.index_attrs
-        found: list[tuple[int, str, set[tuple[str, str, bool]]]] = []
+        found: list[tuple[int, str, dict[tuple[str, str, bool], set[str]]]] = []
         for attribute in sorted(names):
-            covered, values, groups, ok = 0, set(), set(), True
-            for key, rows in shapes.items():
-                present = [r.attrs.get(attribute) for r in rows]
-                if not any(present):
-                    continue
-                texts = {p[1] if p and p[0] == "S" else None for p in present}
-                if len(texts) != 1 or None in texts:
-                    ok = False
-                    break
-                value = texts.pop()
-                if not isinstance(value, str) or not NAME.match(value):
-                    ok = False
-                    break
-                values.add(value)
-                groups.add(key)
-                covered += len(rows)
-            if ok and len(values) >= 2 and len(values) == len(groups):
-                found.append((covered, attribute, groups))
+            seen = self._type_values(attribute, shapes)
+            if seen is None:
+                continue
+            covered, groups = seen
+            split = any(len(v) > 1 for v in groups.values())
+            if status_like(attribute):
+                if not split:  # the keys already separate the types
+                    states = sorted(v for vs in groups.values() for v in vs)
+                    self.passed_over.append((attribute, states))
+                continue
+            if split and not type_like(attribute):
+                continue
+            found.append((covered, attribute, groups))
         if not found:
             return None, None, ""
         known = {name: n for n, name in enumerate(TYPE_ATTRIBUTES)}  # the libraries' names first
-        found.sort(key=lambda f: (known.get(f[1], len(known)), -f[0], f[1]))
+        found.sort(key=lambda f: (known.get(f[1], len(known)), not type_like(f[1]), -f[0], f[1]))
         covered, type_attribute, groups = found[0]
         label = None
         for _, attribute, other in found[1:]:
             edge_shaped = all(
                 not same and p in node_prefixes and s in node_prefixes for (p, s, same) in other
             )
-            if edge_shaped and not other & groups:
+            if (
+                edge_shaped
+                and not set(other) & set(groups)
+                and all(len(v) == 1 for v in other.values())
+            ):
                 label = attribute
                 break
-        evidence = (
-            f"on {covered} of {len(self.rows)} sampled items, one value per key shape "
-            f"({len(groups)} values)"
-        )
+        count = sum(len(v) for v in groups.values())
+        evidence = f"on {covered} of {len(self.rows)} sampled items, "
+        shared = [(key, sorted(v)) for key, v in groups.items() if len(v) > 1]
+        if shared:
+            (pk, sk, same), split_values = shared[0]
+            shape = f'pk = sk = "{pk}…"' if same else f'pk "{pk}…", sk "{sk}…"'
+            shape = shape if pk or sk else "keys without a prefix"
+            evidence += (
+                f"{count} values; named as a type attribute, its values tell apart items of one "
+                f"key shape ({shape}: {', '.join(split_values)})"
+            )
+        else:
+            evidence += f"one value per key shape ({count} values)"
         return type_attribute, label, evidence
+
+    def _type_values(
+        self, attribute: str, shapes: dict[tuple[str, str, bool], list[Row]]
+    ) -> tuple[int, dict[tuple[str, str, bool], set[str]]] | None:
+        """(items covered, values per key shape) of an attribute that could be the type
+        attribute: a name (``user``) on every item of each shape it is on, no value on two
+        shapes, at least two values, some value on two items; else None."""
+        covered = 0
+        groups: dict[tuple[str, str, bool], set[str]] = {}
+        for key, rows in shapes.items():
+            present = [r.attrs.get(attribute) for r in rows]
+            if not any(present):
+                continue
+            texts = {p[1] if p and p[0] == "S" else None for p in present}
+            if None in texts or not all(isinstance(t, str) and NAME.match(t) for t in texts):
+                return None
+            groups[key] = {str(t) for t in texts}
+            covered += len(rows)
+        values = [v for vs in groups.values() for v in vs]
+        if len(values) < 2 or len(set(values)) != len(values):
+            return None
+        if any(len(v) > 1 for v in groups.values()) and len(values) >= covered:
+            return None  # every item a value of its own: ids, not types
+        return covered, groups
 
     def kinds(self) -> list[Kind]:
         shapes = self.shapes()
-        self.type_attribute, self.label_attribute, self.type_evidence = (
-            (None, None, "") if self.faceted else self.type_attributes(shapes)
-        )
+        self.label_attribute: str | None = None
+        if self.faceted:
+            self.type_attribute, self.type_evidence = self.facet_type_attribute()
+        else:
+            self.type_attribute, self.label_attribute, self.type_evidence = self.type_attributes(
+                shapes
+            )
         kinds: dict[tuple[str | None, str, str, bool], Kind] = {}
         for r in self.rows:
-            tag = r.facet
+            tag, value = r.facet, None
             for attribute in (self.type_attribute, self.label_attribute):
                 if attribute and attribute in r.attrs and r.attrs[attribute][0] == "S":
-                    tag = str(r.attrs[attribute][1])
+                    tag = tag or str(r.attrs[attribute][1])
+                    value = str(r.attrs[attribute][1]) if attribute == self.type_attribute else None
                     break
             key = (tag, *self.prefixes(r), r.pk == r.sk)
-            kinds.setdefault(key, Kind(*key, rows=[])).rows.append(r)
+            kind = kinds.setdefault(key, Kind(*key, rows=[]))
+            kind.rows.append(r)
+            kind.value = kind.value or value
         return sorted(kinds.values(), key=lambda k: (not k.same, -k.count))
+
+    def facet_type_attribute(self) -> tuple[str | None, str]:
+        """(type attribute, evidence) of NoSQL Workbench rows: an attribute holding one name
+        on every row of each facet that has it, a different one per facet (at least two)."""
+        facets: dict[str, list[Row]] = {}
+        for r in self.rows:
+            if r.facet is not None:
+                facets.setdefault(r.facet, []).append(r)
+        names = {a for r in self.rows for a in r.attrs} - self.index_attrs
+        found: list[tuple[bool, int, str, dict[str, str]]] = []
+        for attribute in sorted(names):
+            if status_like(attribute):
+                continue
+            values: dict[str, str] = {}
+            for facet, rows in facets.items():
+                texts = {
+                    r.text(attribute) if r.attrs.get(attribute, ("",))[0] == "S" else None
+                    for r in rows
+                    if attribute in r.attrs
+                }
+                if not texts:
+                    continue
+                if len(texts) != 1 or len([r for r in rows if attribute in r.attrs]) != len(rows):
+                    break
+                value = texts.pop()
+                if value is None or not NAME.match(value):
+                    break
+                values[facet] = value
+            else:
+                if len(values) >= 2 and len(set(values.values())) == len(values):
+                    found.append((not type_like(attribute), -len(values), attribute, values))
+        if not found:
+            return None, ""
+        _, _, attribute, values = min(found)
+        shown = ", ".join(f"{f}: {v}" for f, v in values.items())
+        return attribute, f"one value on every sample row of each facet ({shown})"
 
     # -- classification --
 

@@ -143,8 +143,11 @@ def yaml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def field_decl(graphql: str, name: str, attribute: str) -> str:
-    """A field declaration: its type, or ``{type, attribute}`` when the names differ."""
-    if name == attribute:
+def field_decl(graphql: str, name: str, attribute: str, entries: str | None = None) -> str:
+    """A field declaration: its type, or ``{type, attribute}`` when the names differ (and
+    ``entries`` for a map of maps)."""
+    if name == attribute and entries is None:
         return yaml_str(graphql)
-    return f"{{type: {yaml_str(graphql)}, attribute: {yaml_str(attribute)}}}"
+    stored = f", attribute: {yaml_str(attribute)}" if name != attribute else ""
+    more = f", entries: {entries}" if entries is not None else ""
+    return f"{{type: {yaml_str(graphql)}{stored}{more}}}"

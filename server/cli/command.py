@@ -8,6 +8,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.plane import DataPlane
@@ -57,14 +58,19 @@ def connection_flags(parser: argparse.ArgumentParser) -> None:
     add_setting(parser, "model")
 
 
-def engine_of(args: argparse.Namespace, table: bool = True) -> Engine:
-    """The engine of ``--model``, and ``args.table`` filled from the model when not given (which
-    a command that touches the table, ``table``, needs); an invalid model stops the command with
-    its problems."""
+def engine_of(args: argparse.Namespace, table: bool = True, compiled: Path | None = None) -> Engine:
+    """The engine of ``--model`` (read from ``compiled``, a directory ``edgewise build`` wrote,
+    when given), and ``args.table`` filled from the model when not given (which a command that
+    touches the table, ``table``, needs); an invalid model, or a stale build of it, stops the
+    command with its problems."""
     try:
-        engine = engine_for(args.model)
+        engine = engine_for(args.model, compiled)
     except ModelError as exc:
         sys.stderr.write("\n".join(exc.lines) + "\n")
+        if compiled is not None:
+            raise SystemExit(
+                f"edgewise {args.command}: no usable build of the model {args.model} in {compiled}"
+            ) from None
         raise SystemExit(f"edgewise {args.command}: the model {exc.source} is invalid") from None
     args.table = getattr(args, "table", None) or engine.model.table
     if args.table is None and table:

@@ -8,17 +8,25 @@ from pathlib import Path
 
 from server.cli.command import Command, engine_of
 from server.cli.flags import add_setting
+from server.engine.federation import subgraph_sdl
 
 __all__ = ["COMMAND"]
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", type=Path, help="write here instead of printing")
+    parser.add_argument(
+        "--federation",
+        action="store_true",
+        help="the Apollo Federation v2 subgraph SDL (@link, @key on every node type), as "
+        "serve --federation answers Query._service",
+    )
     add_setting(parser, "model")
 
 
 def run(args: argparse.Namespace) -> None:
-    sdl = engine_of(args, table=False).schema().as_str() + "\n"
+    schema = engine_of(args, table=False).schema()
+    sdl = subgraph_sdl(schema.graphql_schema) if args.federation else schema.as_str() + "\n"
     if args.output:
         args.output.write_text(sdl)
     else:

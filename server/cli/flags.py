@@ -13,9 +13,7 @@ import types
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
-from pydantic.fields import FieldInfo
-
-from server.settings import ENV_PREFIX, Flag, Settings, flag_of, load_settings
+from server.settings import ENV_PREFIX, FieldInfo, Flag, Settings, flag_of, load_settings
 
 __all__ = ["add_setting", "add_settings", "env_of", "help_of", "settings_from"]
 

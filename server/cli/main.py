@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from graph.errors import EdgewiseError
 from server.cli import (
+    build,
     check_model,
     create_table,
     dump,
@@ -41,6 +42,7 @@ COMMANDS: tuple[Command, ...] = tuple(
         rebuild,
         relay,
         export_schema,
+        build,
         check_model,
         infer,
         import_model,

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> None:
             "edgewise serve: --data-file only applies to the embedded DynamoDB, not --dynamodb "
             + settings.dynamodb
         )
-    engine = engine_of(args)  # an invalid model never starts a server
+    engine = engine_of(args, compiled=settings.compiled)  # an invalid model never starts a server
     settings = settings.model_copy(update={"table": args.table or engine.table_name})
     configure(settings.log_format)
     capabilities = None

@@ -120,7 +120,7 @@ async def _save(settings: Settings, engine: Engine, url: str) -> None:
 def serve_workers(settings: Settings, capabilities: Capabilities | None) -> None:
     """Run ``settings.workers`` uvicorn processes until SIGINT or SIGTERM; every child is stopped
     before this returns. Raises SystemExit when a worker fails to start."""
-    engine = engine_for(settings.model)
+    engine = engine_for(settings.model, settings.compiled)
     data_file = settings.data_file
     if data_file is not None and not data_file.parent.is_dir():
         raise BadUserInput(f"--data-file {data_file}: no such directory {data_file.parent}")

@@ -1,5 +1,6 @@
 """The model-driven engine: a model file's schema, context and sample data, selected by name.
-Every model is built from its file, the demo (``models/demo/model.yaml``) included."""
+Every model is built from its file, the demo (``models/demo/model.yaml``) included, or read
+compiled from a directory ``edgewise build`` wrote (:mod:`model.compiled`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from starlette.requests import Request
 
 from graph.items import Codec
@@ -18,7 +18,8 @@ from graph.sample_items import build_items
 from graph.table import Item, Layout, Table
 from graph.watch import Watched
 from graph.writes.writer import Writer
-from model import SHIPPED, Model, load_model
+from model import SHIPPED, Model
+from model.compiled import read as read_compiled
 from server.engine.access import Rules, guard
 from server.engine.context import ModelContext
 from server.engine.executor import ModelSchema
@@ -61,16 +62,22 @@ class Engine:
         return self.model.table
 
     def schema(
-        self, production: bool = False, read_only: bool = False, subscriptions: bool = True
+        self,
+        production: bool = False,
+        read_only: bool = False,
+        subscriptions: bool = True,
+        federation: bool = False,
     ) -> Any:
         """The schema to serve; ``read_only``: without its Mutation type; ``subscriptions``:
-        with its Subscription type. Built once per engine and variant, shared by every app of
-        the process."""
-        return self._schema(production, read_only, subscriptions)
+        with its Subscription type; ``federation``: as an Apollo Federation v2 subgraph. Built
+        once per engine and variant, shared by every app of the process."""
+        return self._schema(production, read_only, subscriptions, federation)
 
     @cache  # noqa: B019 (engines live as long as the process)
-    def _schema(self, production: bool, read_only: bool, subscriptions: bool) -> Any:
-        built = build_schema(self.model, self.codec, read_only, subscriptions)
+    def _schema(
+        self, production: bool, read_only: bool, subscriptions: bool, federation: bool
+    ) -> Any:
+        built = build_schema(self.model, self.codec, read_only, subscriptions, federation)
         if self.model.access is not None:
             built = guard(built, self.model.access)
         return ModelSchema(built, production)
@@ -101,6 +108,8 @@ class Engine:
 
     def sample_items(self, table: Table) -> list[Item]:
         """The model's sample data as items."""
+        import yaml
+
         if self.name in SHIPPED:
             text = resources.files("models") / self.name.replace("-", "_") / "sample.yaml"
             sample = yaml.safe_load(text.read_text())
@@ -117,15 +126,30 @@ class Engine:
         return build_items(Writer(table, self.codec), sample, at)
 
 
-def engine_for(name: str) -> Engine:
+def engine_for(name: str, compiled: Path | None = None) -> Engine:
     """The engine of a shipped model's name or a model file's path; raises
-    :class:`model.ModelError` for an invalid model."""
-    engine = _shipped(name) if name in SHIPPED else Engine(name, load_model(name))
+    :class:`model.ModelError` for an invalid model. ``compiled``: the directory ``edgewise
+    build`` wrote, read instead of the file (a stale build raises ModelError too)."""
+    if compiled is not None:
+        return _prebuilt(name, compiled)  # checked whole, schema included, when it was built
+    engine = _shipped(name) if name in SHIPPED else Engine(name, _load(name))
     engine.schema()  # what only the built schema can check
     return engine
+
+
+def _load(name: str) -> Model:
+    from model.load import load_model
+
+    return load_model(name)
 
 
 @cache
 def _shipped(name: str) -> Engine:
     """A shipped model's engine, loaded once per process."""
-    return Engine(name, load_model(name))
+    return Engine(name, _load(name))
+
+
+@cache
+def _prebuilt(name: str, directory: Path) -> Engine:
+    """A model's engine from its build in ``directory``, read once per process."""
+    return Engine(name, read_compiled(directory, name))

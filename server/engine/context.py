@@ -119,6 +119,15 @@ class ModelContext:
             raise Forbidden(f"only an admin may {action}")
 
     async def item(self, ref: Ref) -> Item | None:
+        """The node's item; None when there is none, or it is another type's (the item
+        decides its type: :meth:`graph.items.Codec.own`)."""
         if ref.item is None:
-            ref.item = await self.reads.items.load(ref.key)
+            ref.item = self.codec.own(ref.type, await self.reads.items.load(ref.key))
         return ref.item
+
+    def known(self, ref: Ref) -> Item | Any | None:
+        """The node's item if this request has read it (None: there is none of its type),
+        else UNKNOWN (:meth:`graph.reads.Reads.known_item`)."""
+        if ref.item is not None:
+            return ref.item
+        return self.codec.own(ref.type, self.reads.known_item(ref.key))

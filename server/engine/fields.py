@@ -13,6 +13,7 @@ import asyncio
 import importlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from graphql import GraphQLObjectType
@@ -22,7 +23,8 @@ from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.marks import is_marked
 from graph.reads import UNKNOWN, Page
-from model import Field, NodeType
+from graph.table import Item
+from model import Field, NodeType, TypeRef
 from server.engine import plan as planned
 from server.engine.context import Info, ModelContext
 from server.engine.listings import (
@@ -52,6 +54,7 @@ __all__ = [
     "check_first",
     "lookup",
     "lookup_args",
+    "lookup_node",
 ]  # Conn, EdgeValue, Lister, check_first and the limits: server.engine.listings
 
 log = logging.getLogger("edgewise")
@@ -64,7 +67,7 @@ class Resolvers(Listings):
 
     def _convert(self, field: Field, ref: Ref, value: Any) -> Any:
         try:
-            return to_graphql(field.type, value, self.enums)
+            return to_graphql(field.type, value, self.enums, self.model.objects, field.entries)
         except WrongType as exc:
             log.error(
                 "item %s=%r %s=%r: attribute %r of %s.%s %s",
@@ -96,7 +99,7 @@ class Resolvers(Listings):
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                item = info.context.reads.known_item(ref.key)
+                item = info.context.known(ref)
                 if item is UNKNOWN:
                     return later(ref, info)
                 if item is None:
@@ -118,7 +121,9 @@ class Resolvers(Listings):
     def key_value(self, field: Field) -> Callable[..., Any]:
         """A key placeholder: its own attribute when the node's item is in hand and has one
         (a key may hold a cased or formatted copy), else parsed from the key, so it costs no
-        read; under ``keyCasing`` the item is read, since the key holds a cased copy."""
+        read; under ``keyCasing`` the item is read, since the key holds a cased copy, and so
+        is it for a placeholder the key alone does not give (``NodeType.unparsed``). With
+        ``from: key``, parsed from the key whatever the item holds."""
         name, attribute = field.name, field.attribute
         convert = {"Int": int, "Float": float}.get(field.type.name, str)
         cased = self.model.key_casing != "none"  # the key holds a cased copy: read the item
@@ -130,19 +135,26 @@ class Resolvers(Listings):
         def resolve(ref: Ref, info: Info) -> Any:
             item = ref.item
             if item is None:
-                known = info.context.reads.known_item(ref.key)
-                if known is UNKNOWN and cased:
+                known = info.context.known(ref)
+                if known is UNKNOWN and (cased or name in ref.type.unparsed):
                     return later(ref, info)
                 item = None if known is UNKNOWN else known
             if item is not None and item.get(attribute) is not None:
                 return self._convert(field, ref, item[attribute])
+            return parse(ref, item)
+
+        def parse(ref: Ref, item: Any) -> Any:
             values = self.codec.key_values(ref.type, ref.key) or {}
             raw = values.get(name)
+            if raw is None and item is not None:  # a located node: its item's key holds it
+                raw = (self.codec.key_values(ref.type, self.codec.item_key(item)) or {}).get(name)
             try:
                 return None if raw is None else convert(raw)
             except ValueError:
                 return self._convert(field, ref, (item or {}).get(attribute))
 
+        if field.from_key:  # `from: key`: the attribute of that name holds something else
+            return lambda ref, info: parse(ref, None)
         return resolve
 
     async def by_unique(
@@ -171,8 +183,9 @@ class Resolvers(Listings):
         fields."""
         source_value = self.reference_source(field, owner)
         to_target = self.codec.to_target(field)
-        nullable = not field.type.non_null and not field.type.list
-        nullable = nullable and not self.model.types[field.target or ""].implicit
+        implicit = self.model.types[field.target or ""].implicit
+        nullable = not field.type.non_null and not field.type.list and not implicit
+        existing = field.keys_of and not implicit  # a key with no item is left out
 
         def resolve(ref: Ref, info: Info) -> Any:
             """At once when the value and (for a nullable reference) the node are in memory."""
@@ -184,9 +197,14 @@ class Resolvers(Listings):
             if found is None:
                 return None
             if isinstance(found, list):
+                if existing:
+                    items = [ctx.known(r) for r in found]
+                    if any(i is UNKNOWN for i in items):
+                        return later(ref, info, value)
+                    found = self._stored_only(found, items)
                 return found if ctx.scope is None else readable(found, ctx)
             if nullable:
-                item = ctx.reads.known_item(found.key)
+                item = ctx.known(found)
                 if item is UNKNOWN:
                     return later(ref, info, value)
                 found.item = item
@@ -208,6 +226,9 @@ class Resolvers(Listings):
                 return None
             scope = info.context.scope
             if isinstance(found, list):
+                if existing:
+                    items = await info.context.reads.items.load_many([r.key for r in found])
+                    found = self._stored_only(found, items)
                 return found if scope is None else await readable(found, info.context)
             if scope is not None:
                 scope.can_read(found)  # started beside the read below
@@ -219,11 +240,25 @@ class Resolvers(Listings):
 
         return resolve
 
+    def _stored_only(self, found: list[Ref], items: list[Item | None]) -> list[Ref]:
+        """The nodes whose item exists (of their type, and is not being deleted), each with
+        its item."""
+        kept = []
+        for ref, item in zip(found, items, strict=True):
+            item = self.codec.own(ref.type, item)
+            if item is not None and not is_marked(self.model, item):
+                ref.item = item
+                kept.append(ref)
+        return kept
+
     def reference_source(self, field: Field, owner: NodeType) -> Callable[..., Any]:
         """The value a reference names its node by, or a coroutine when the owner's item is
         still to read; a composite key's placeholders as a dict."""
         if not field.link:
-            return self._stored(owner.fields[field.source or ""])
+            source = owner.fields[field.source or ""]
+            if field.keys_of and source.entries is not None:  # its map as stored: the keys
+                source = replace(source, type=TypeRef("JSON"), entries=None)
+            return self._stored(source)
         parts = [(mine, self._stored(owner.fields[name])) for mine, name in field.link]
 
         def values(ref: Ref, info: Info) -> Any:
@@ -385,23 +420,15 @@ class Resolvers(Listings):
         page = info.context.reads.known_page(conn.key)
         if page is UNKNOWN:
             return self._page_info(conn, info)
-        return {
-            "hasNextPage": page.has_next,
-            "endCursor": page.cursors[-1] if page.cursors else None,
-        }
+        return _page_info(page)
 
     async def _page_info(self, conn: Conn, info: Info) -> dict[str, Any]:
-        page = await self.page(conn, info)
-        return {
-            "hasNextPage": page.has_next,
-            "endCursor": page.cursors[-1] if page.cursors else None,
-        }
+        return _page_info(await self.page(conn, info))
 
     def total_count(self, conn: Conn, info: Info) -> Any:
         reads = info.context.reads
         if conn.counter is not None and conn.owner is not None:
-            item = conn.owner.item
-            item = reads.known_item(conn.owner.key) if item is None else item
+            item = info.context.known(conn.owner)
             if item is not UNKNOWN:
                 return int((item or {}).get(conn.counter, 0))
         else:
@@ -424,6 +451,16 @@ class Resolvers(Listings):
             return self._convert(field, edge.node, edge.item.get(attribute))
 
         return resolve
+
+
+def _page_info(page: Page) -> dict[str, Any]:
+    cursors = page.cursors
+    return {
+        "hasNextPage": page.has_next,
+        "hasPreviousPage": page.has_previous,
+        "startCursor": cursors[0] if cursors else None,
+        "endCursor": cursors[-1] if cursors else None,
+    }
 
 
 def exposed(fields: dict[str, Any], names: tuple[str, ...] | None) -> dict[str, Any]:
@@ -472,7 +509,24 @@ async def lookup(info: Info, ref: Ref | None) -> Ref | None:
     return ref
 
 
+async def lookup_node(info: Info, ref: Ref | None) -> Ref | None:
+    """``node(id:)``: :func:`lookup` of the node a global id names. A one-template key that
+    another type's items can have too (the type attribute alone tells them apart) is read
+    first, and its item says which type it is (a node of no type, or of a type that is not
+    a Node, is null)."""
+    codec = info.context.codec
+    if ref is not None and ref.type.single and codec.shared(ref.type):
+        item = await info.context.reads.items.load(ref.key)
+        found = codec.node_type(item) if item is not None else None
+        if found is None or not (found.single and found.node):
+            return None
+        if codec.key_values(found, ref.key) is None:
+            return None
+        ref = Ref(found, ref.key, item)
+    return await lookup(info, ref)
+
+
 def lookup_args(codec: Codec, node: NodeType, args: dict[str, Any]) -> Ref | None:
-    if node.single:
+    if node.id_keyed:
         return codec.by_id(node, str(args["id"]))
     return codec.ref(node, args)

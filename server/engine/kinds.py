@@ -49,13 +49,15 @@ LISTED = CONNECTIONS | {Kind.ONE, Kind.FIRST, Kind.SUM}  # each reads through it
 @dataclass(frozen=True, slots=True)
 class Origin:
     """Where a field comes from: its kind, and what its kind needs: ``lister`` (a
-    connection-like field's listing), ``target`` (a reference's node, from an item in memory)
-    or ``start`` (a path or hook field's first loads, started in a root lookup's own wave)."""
+    connection-like field's listing), ``target`` (a reference's node, from an item in memory;
+    ``exists``: its targets' items are read, a list leaving out those with none) or ``start``
+    (a path or hook field's first loads, started in a root lookup's own wave)."""
 
     kind: Kind
     lister: Lister | None = None
     target: Callable[[Ref, Info], Ref | list[Ref] | None] | None = None
     start: Callable[..., list[Awaitable[Any]]] | None = None
+    exists: bool = False  # a reference's targets are read: those with no item are left out
 
     def __post_init__(self) -> None:
         assert (self.lister is not None) == (self.kind in LISTED), self.kind

@@ -27,6 +27,7 @@ from graph.reads import (
 from graph.table import Item, Layout
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
+from model.values import KINDS, Comparison, Kind, Where, compared
 from server.engine.context import ModelContext
 
 __all__ = [
@@ -82,10 +83,10 @@ class EdgeValue:
 Lister = Callable[[Ref, dict[str, Any], ModelContext], Conn]
 
 
-def check_first(first: int | None) -> int:
+def check_first(first: int | None, name: str = "first") -> int:
     first = DEFAULT_FIRST if first is None else first
     if not 0 <= first <= MAX_FIRST:
-        raise BadUserInput(f"first must be between 0 and {MAX_FIRST}, got {first}")
+        raise BadUserInput(f"{name} must be between 0 and {MAX_FIRST}, got {first}")
     return first
 
 
@@ -121,6 +122,7 @@ class Listings:
         parent = child.parent
         forward = parent.order == "asc"
         keep = self.codec.keeps_nodes(child)
+        exact = _exact(child.sk.runs, (child,))
 
         def conn(ref: Ref, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values = self.codec.key_values(ref.type, ref.key) or {}
@@ -128,7 +130,14 @@ class Listings:
             given = _coarse_to_fine(parent.arguments, args)
             partition = _render(lambda: child.pk.format(link))
             branch = _branch(partition, child.sk, link | given, None, None)
-            listing = Listing(None, (branch,), forward, unmarked=self.unmarked, keep=keep)
+            listing = Listing(
+                None,
+                (branch,),
+                forward,
+                unmarked=self.unmarked,
+                keep=keep,
+                where=exact(given, None),
+            )
             _typed(self.codec.layout, listing)
             whole = branch.prefix == child.sk.literal_prefix and branch.low is None
             counter = child.parent_counter if whole else None  # a filter is counted by Query
@@ -176,6 +185,8 @@ class Listings:
         keep = self.codec.keeps_nodes(*results, sources=query.index.pk == self.model.sort_key)
         bounds = query.between or ()
         needed = set(query.partition.placeholders) - {SHARD}  # an `on:` owner may fill them
+        runs = query.partition.runs | (query.sort.runs if query.sort is not None else frozenset())
+        exact = _exact(runs, results)
 
         def conn(ref: Ref | None, args: dict[str, Any], ctx: ModelContext) -> Conn:
             values: dict[str, Any] = dict(args)
@@ -207,6 +218,7 @@ class Listings:
                         _branch(partition, query.sort, s_values, low, high, query.exclusive)
                     )
             where = query.where.bound(args) if query.where is not None else None
+            where = exact(values | equal, where)
             listing = Listing(
                 index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep, where=where
             )
@@ -234,7 +246,7 @@ def edges_of(conn: Conn, page: Page, ctx: ModelContext) -> list[EdgeValue]:
         else:
             node = _node(conn, item, ctx)
         if node.item is None:
-            known = ctx.reads.known_item(node.key)
+            known = ctx.known(node)
             if known is not UNKNOWN and known is not None:
                 node.item = known
         out.append(EdgeValue(item, cursors, node, index))
@@ -304,10 +316,37 @@ def _stored_values(ref: Ref, names: set[str], ctx: ModelContext) -> dict[str, An
     wanted = [ref.type.fields[n] for n in names if n in ref.type.fields]
     if not wanted:
         return {}
-    item = ref.item if ref.item is not None else ctx.reads.known_item(ref.key)
+    item = ctx.known(ref)
     if item is UNKNOWN:
         raise ItemNeeded(f"{ref.type.name}'s item is needed")
     return {f.name: (item or {}).get(f.attribute) for f in wanted}
+
+
+def _exact(
+    runs: frozenset[str], nodes: tuple[NodeType, ...]
+) -> Callable[[dict[str, Any], Where | None], Where | None]:
+    """The test that makes a key condition on a run of placeholders (``account#{name}{id}``)
+    exact: a key prefix holds ``Acme`` for ``Acm`` + ``e…`` too, so the items whose own
+    attributes do not equal the values given are left out, by the listing's filter (counted
+    after it). Each placeholder of a run is stored in an attribute of its own (check-model)."""
+    tested: list[tuple[str, str, Kind]] = []
+    for name in sorted(runs):
+        field = next((n.fields[name] for n in nodes if name in n.fields), None)
+        attribute = field.attribute if field is not None else name  # `id` (storeKeyFields)
+        type_name = field.type.name if field is not None else "ID"
+        tested.append((name, attribute, KINDS.get(type_name, "string")))
+
+    def where(values: dict[str, Any], also: Where | None = None) -> Where | None:
+        tests = tuple(
+            Comparison(attribute, "eq", kind, compared(kind, values[name]))
+            for name, attribute, kind in tested
+            if values.get(name) is not None
+        )
+        if not tests:
+            return also
+        return Where(tests + (also.tests if also else ()), also.alternatives if also else ())
+
+    return where
 
 
 def _enum_of(node: NodeType, placeholder: str) -> str:
@@ -333,10 +372,18 @@ def _typed(layout: Layout, listing: Listing) -> None:
 
 
 def _page(listing: Listing, args: dict[str, Any]) -> PageKey:
-    """The page asked for; a bad cursor fails here, even where no page needs reading."""
-    after = args.get("after")
+    """The page asked for: ``first`` after ``after``, or ``last`` before ``before`` (read
+    backward), each bounded by the other cursor when both are given; a bad cursor fails here,
+    even where no page needs reading."""
+    first, last = args.get("first"), args.get("last")
+    after, before = args.get("after"), args.get("before")
     positions(listing, after)
-    return PageKey(listing, check_first(args.get("first")), after)
+    positions(listing, before)
+    if last is None:
+        return PageKey(listing, check_first(first), after, before)
+    if first is not None:
+        raise BadUserInput("pass first (paging forward) or last (backward), not both")
+    return PageKey(listing, check_first(last, "last"), after, before, backward=True)
 
 
 def _branch(

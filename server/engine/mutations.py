@@ -30,7 +30,7 @@ from graph.writes.items import now_iso
 from graph.writes.writer import Writer
 from model import EdgeType, Field, Model, ModelError, NodeType, TypeRef
 from model.access import end_arguments
-from model.compile import did_you_mean
+from model.common import did_you_mean
 from model.types import Mutation
 from server.engine.context import Info, ModelContext
 from server.engine.fields import EdgeValue, exposed, load_hook
@@ -70,8 +70,9 @@ def _writer(ctx: ModelContext) -> Writer:
 
 
 def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
-    """The node a mutation names by its key placeholders (a bare or global id for `id`)."""
-    if node.single:
+    """The node a mutation names by its key placeholders (a bare or global id for the `id` of
+    a one-template key)."""
+    if node.id_keyed:
         ref = ctx.codec.by_id(node, str(args["id"]))
         if ref is None:
             raise NotFound(f"{args['id']!r} is not a {node.name} id")
@@ -80,7 +81,13 @@ def _find(ctx: ModelContext, node: NodeType, args: dict[str, Any]) -> Ref:
 
 
 def _value_fields(node: NodeType) -> list[tuple[str, TypeRef]]:
-    return [(n, f.type) for n, f in node.fields.items() if f.kind == "value" and f.initial is None]
+    """The fields a mutation's input writes: a field reading the attribute an earlier field
+    writes is read-only."""
+    return [
+        (n, f.type)
+        for n, f in node.fields.items()
+        if f.kind == "value" and f.initial is None and n not in node.read_only
+    ]
 
 
 def _initial(fields: Iterable[Field], enums: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
@@ -176,11 +183,8 @@ class _Mutations:
     def edge(self, edge: EdgeType) -> None:
         b = self.b
         source, target = self.model.types[edge.source], self.model.types[edge.target]
-        ends = end_arguments(edge)
-        args = {
-            ends[0]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
-            ends[1]: GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP),
-        }
+        ends = end_arguments(self.model, edge)
+        args = {name: self._end(end) for name, end in zip(ends, (source, target), strict=True)}
         values = {
             n: GraphQLArgument(
                 b.input(f.type.nullable() if f.default is not None else f.type),
@@ -209,6 +213,13 @@ class _Mutations:
             return Undefined
         return _stored_enum(field, field.default, self.model.enums)
 
+    def _end(self, node: NodeType) -> GraphQLArgument:
+        """The argument naming an edge's end: its id, or its key placeholder's value."""
+        if node.id_keyed:
+            return GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)
+        help = f"The {node.ident} of the {node.name}."
+        return GraphQLArgument(self.b.input(key_type(node, node.ident)), description=help)
+
     # ---- resolvers -------------------------------------------------------------------------
 
     @staticmethod
@@ -217,11 +228,16 @@ class _Mutations:
         ref.item = item
         return ref
 
-    def _stored(self, node: NodeType, values: dict[str, Any]) -> dict[str, Any]:
+    def _stored(self, fields: dict[str, Field], values: dict[str, Any]) -> dict[str, Any]:
+        """Input values as stored (a stored object as its map)."""
         out = {}
+        objects = self.model.objects
         for name, value in values.items():
-            field = node.fields.get(name)
-            out[name] = from_graphql(field.type if field else TypeRef("ID"), value)
+            field = fields.get(name)
+            if field is None:  # a key placeholder of no field: an id
+                out[name] = from_graphql(TypeRef("ID"), value)
+            else:
+                out[name] = from_graphql(field.type, value, objects, field.entries, name)
         return out
 
     async def create(self, info: Info, node: NodeType, values: dict[str, Any]) -> Ref:
@@ -233,8 +249,10 @@ class _Mutations:
             if f.default is not None and n in values and values[n] is None
         }
         values = values | defaults
-        values = self._stored(node, values) | _initial(node.fields.values(), self.model.enums)
-        if node.single and values.get("id") is not None:
+        values = self._stored(node.fields, values) | _initial(
+            node.fields.values(), self.model.enums
+        )
+        if node.id_keyed and values.get("id") is not None:
             found = ctx.codec.by_id(node, str(values["id"]))
             if found is None:
                 raise BadUserInput(f"{values['id']!r} is not a {node.name} id")
@@ -248,7 +266,9 @@ class _Mutations:
         values = dict(values)
         expected = values.pop("expectedVersion", None)
         ref = _find(ctx, node, values)
-        changes = self._stored(node, {k: v for k, v in values.items() if k not in node.key_fields})
+        changes = self._stored(
+            node.fields, {k: v for k, v in values.items() if k not in node.key_fields}
+        )
         item = await _writer(ctx).update(node, ref.key, changes, expected)
         return self._prime(ctx, ref, item)
 
@@ -268,8 +288,11 @@ class _Mutations:
         target: NodeType,
         args: dict[str, Any],
     ) -> tuple[Ref, Ref]:
-        first, second = end_arguments(edge)
-        return _find(ctx, source, {"id": args[first]}), _find(ctx, target, {"id": args[second]})
+        first, second = end_arguments(self.model, edge)
+        return (
+            _find(ctx, source, {source.ident: args[first]}),
+            _find(ctx, target, {target.ident: args[second]}),
+        )
 
     async def add(
         self, info: Info, edge: EdgeType, source: NodeType, target: NodeType, args: dict[str, Any]
@@ -277,13 +300,12 @@ class _Mutations:
         ctx: ModelContext = info.context
         ctx.require_admin(f"add a {edge.label} edge")
         start, end = self._ends(ctx, edge, source, target, args)
-        fields = {
-            n: from_graphql(
-                f.type, _stored_enum(f, f.default, self.model.enums) if args[n] is None else args[n]
-            )
+        given = {
+            n: _stored_enum(f, f.default, self.model.enums) if args[n] is None else args[n]
             for n, f in edge.fields.items()
             if f.kind == "value" and n in args
-        } | _initial(edge.fields.values(), self.model.enums)
+        }
+        fields = self._stored(edge.fields, given) | _initial(edge.fields.values(), self.model.enums)
         item = await _writer(ctx).add_edge(edge, start, end, fields)
         return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), end)
 

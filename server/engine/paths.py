@@ -20,7 +20,7 @@ from graph.items import Ref
 from graph.keys import ItemKey
 from graph.reads import Listing
 from graph.table import Item
-from graph.writes.replicas import holds, pending, replica_listing
+from graph.writes.replicas import clock_key, holds, pending, replica_listing
 from model import EdgeType, Field
 from model.values import Hop, Walk
 from server.engine.context import Info, ModelContext
@@ -43,10 +43,15 @@ class PathField:
         model = resolvers.model
         self.steps: list[tuple[Hop, EdgeType | None, Lister | None]] = []
         self.refs: dict[int, Callable[[Ref, Item | None], list[Ref]]] = {}
+        self.existing: set[int] = set()  # hops over a map's keys: a key with no item is none
+        self.stored_only = resolvers._stored_only
         for i, hop in enumerate(self.walk.hops):
             if hop.ref:  # the nodes a reference field's value names
                 owner = model.types[hop.start]
-                self.refs[i] = resolvers.codec.targets_in(owner.fields[hop.field], owner)
+                ref = owner.fields[hop.field]
+                self.refs[i] = resolvers.codec.targets_in(ref, owner)
+                if ref.keys_of and not model.types[ref.target or ""].implicit:
+                    self.existing.add(i)
                 self.steps.append((hop, None, None))
                 continue
             edge = model.edges[hop.edge]
@@ -62,7 +67,8 @@ class PathField:
     def start(self, ctx: ModelContext, ref: Ref, **args: Any) -> list[Awaitable[Any]]:
         """The first hop's read, for a root lookup to start with its own."""
         if self.walk.replica is not None:
-            return [ctx.reads.items.load(ref.key), ctx.reads.alls.load(self._replicas(ref, args))]
+            replicas = self._replicas(ref, args)
+            return [ctx.reads.items.load(clock_key(ref)), ctx.reads.alls.load(replicas)]
         if self.steps[0][0].ref:
             return [ctx.reads.items.load(ref.key)]
         if self.walk.answer == "exists" and len(self.steps) == 1:
@@ -92,6 +98,11 @@ class PathField:
             if hop.ref:  # each node's item names the nodes of this hop
                 found = await ctx.reads.items.load_many([n.key for n in nodes])
                 fars = [self.refs[i](n, item) for n, item in zip(nodes, found, strict=True)]
+                if i in self.existing:  # read now (the next hop reads them anyway)
+                    items = await asyncio.gather(
+                        *(ctx.reads.items.load_many([r.key for r in refs]) for refs in fars)
+                    )
+                    fars = list(map(self.stored_only, fars, items))
             else:
                 listings = [self._listing(lister, n, ctx) for n in nodes]
                 pages = await ctx.reads.alls.load_many(listings)
@@ -187,13 +198,16 @@ class PathField:
 
     async def _replicated(self, ctx: ModelContext, ref: Ref, args: dict[str, Any]) -> Any:
         """The field read from its replica: one Query of the start's partition, the start's
-        item read beside it; a start whose replicas are being written is walked instead."""
+        item (or its clock's) read beside it; a start whose replicas are being written is
+        walked instead."""
         replica = self.walk.replica
         assert replica is not None
-        if self.walk.answer == "exists" and self._edge_key(ref, args) is None:
-            return False  # names no node of the end type (also checks the argument)
+        if self.walk.answer == "exists":
+            assert self.walk.argument is not None
+            if self.codec.by_id(self.target, str(args[self.walk.argument])) is None:
+                return False  # names no node of the end type (also checks the argument)
         item, items = await asyncio.gather(
-            ctx.reads.items.load(ref.key), ctx.reads.alls.load(self._replicas(ref, args))
+            ctx.reads.items.load(clock_key(ref)), ctx.reads.alls.load(self._replicas(ref, args))
         )
         if pending(item):
             return await (

@@ -255,6 +255,8 @@ def start(info: Info, ref: Ref, chosen: Selection) -> Awaitable[Any] | None:
         if step.kind is Kind.SUM:
             _settle(ctx.reads.alls.load(conn.key.listing))
             continue
+        if step.count and conn.counter is None:  # a total counted by Query, not on the node
+            _settle(ctx.reads.counts.load(conn.key.listing))
         if step.definition.origin.connection and not step.paged:
             continue
         if step.kind in (Kind.ONE, Kind.FIRST):
@@ -277,6 +279,7 @@ def _whole_partition(ref: Ref, conn: Conn) -> bool:
     return (
         ref.type.single
         and conn.key.after is None
+        and conn.key.before is None
         and listing.index is None
         and len(listing.branches) == 1
         and listing.branches[0].partition == ref.key.pk
@@ -289,9 +292,9 @@ def _whole_partition(ref: Ref, conn: Conn) -> bool:
 def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[Any]:
     """One Query of the node's partition: the node's item and its first children. Primes the
     item (or its absence, when the whole partition was read) and the children's page."""
-    first = conn.key.first
+    size, backward = conn.key.size, conn.key.backward
     listing = conn.key.listing
-    whole = Whole(ref.key.pk, listing.forward, first + 2)
+    whole = Whole(ref.key.pk, listing.forward != backward, size + 2)  # from the page's end
 
     async def read() -> None:
         items, complete = await ctx.reads.wholes.load(whole)
@@ -306,8 +309,9 @@ def _read_with_children(ref: Ref, conn: Conn, ctx: ModelContext) -> Awaitable[An
         own = next((i for i in items if ctx.codec.item_key(i) == ref.key), None)
         if own is not None or complete:
             ctx.reads.items.prime(ref.key, own)
-        if complete or len(children) > first:
-            ctx.reads.pages.prime(conn.key, ctx.reads.page_of(listing, children, first))
+        if complete or len(children) > size:
+            page = ctx.reads.page_of(listing, children, size, backward)
+            ctx.reads.pages.prime(conn.key, page)
 
     return asyncio.ensure_future(read())
 
@@ -363,7 +367,7 @@ async def prefetch(
                 unread.append(ref)
         await _settled(waiting)
         for ref in unread:  # its fields then find the item on the node itself
-            known = reads.known_item(ref.key)
+            known = ctx.known(ref)
             if known is not UNKNOWN:
                 ref.item = known
         level, vias = [], []
@@ -372,7 +376,7 @@ async def prefetch(
             if conn is None:
                 assert owner is not None
                 if owner.item is None:
-                    known = reads.known_item(owner.key)
+                    known = ctx.known(owner)
                     if known is UNKNOWN:
                         continue
                     owner.item = known
@@ -380,7 +384,8 @@ async def prefetch(
                 assert find is not None
                 target = find(owner, info)
                 if isinstance(target, list):  # a reference per element of a list
-                    level += [(t, step.below) for t in target]
+                    exists = step.definition.origin.exists  # read: a missing one is left out
+                    level += [(t, _with_item(step.below) if exists else step.below) for t in target]
                     vias += [None] * len(target)
                 elif target is not None:
                     nullable = not isinstance(step.definition.type, GraphQLNonNull)

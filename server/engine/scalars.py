@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from collections.abc import Mapping
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any
 
-from boto3.dynamodb.types import Binary
 from graphql import (
     GraphQLBoolean,
     GraphQLError,
@@ -23,9 +24,15 @@ from graphql import (
     ValueNode,
 )
 
+from graph.dynamo.values import Binary
+from graph.errors import BadUserInput
 from model import TypeRef
+from model.types import ObjectType
 
 __all__ = ["BUILT_IN", "DATE", "DATETIME", "JSON", "WrongType", "from_graphql", "to_graphql"]
+
+
+EMPTY: Mapping[str, ObjectType] = MappingProxyType({})
 
 
 class WrongType(Exception):
@@ -156,21 +163,106 @@ def _scalar(name: str, value: Any, enums: frozenset[str]) -> Any:
     raise WrongType(f"holds {type(value).__name__} {repr(value)[:40]}, not {name}")
 
 
-def to_graphql(ref: TypeRef, value: Any, enums: frozenset[str]) -> Any:
-    """A stored value as the GraphQL value of ``ref`` (None stays None)."""
+def to_graphql(
+    ref: TypeRef,
+    value: Any,
+    enums: frozenset[str],
+    objects: Mapping[str, ObjectType] = EMPTY,
+    entries: str | None = None,
+) -> Any:
+    """A stored value as the GraphQL value of ``ref`` (None stays None): a stored object's map
+    as a dict of its fields (``entries``: a map of maps as a list, in byte-wise key order), a
+    set in order."""
     if value is None:
         return None
+    plain = objects.get(ref.name)
+    if plain is not None and plain.stored:
+        return _objects(plain, ref, value, enums, objects, entries)
     if ref.list:
-        if not isinstance(value, list | set | tuple):
+        if isinstance(value, set | frozenset):  # no order of its own: its elements' order
+            value = sorted(value, key=_order)
+        if not isinstance(value, list | tuple):
             raise WrongType(f"holds {type(value).__name__}, not a list")
         return [None if v is None else _scalar(ref.name, v, enums) for v in value]
     return _scalar(ref.name, value, enums)
 
 
-def from_graphql(ref: TypeRef, value: Any) -> Any:
-    """An input value as stored: floats as Decimal (DynamoDB numbers), the rest as given."""
+def _order(value: Any) -> Any:
+    """A set element's place: strings and binary byte-wise, numbers by value."""
+    if isinstance(value, str):
+        return value.encode()
+    return value.value if isinstance(value, Binary) else value
+
+
+def _objects(
+    plain: ObjectType,
+    ref: TypeRef,
+    value: Any,
+    enums: frozenset[str],
+    objects: Mapping[str, ObjectType],
+    entries: str | None,
+) -> Any:
+    if entries is not None:
+        if not isinstance(value, dict):
+            raise WrongType(f"holds {type(value).__name__}, not a map of {plain.name} maps")
+        return [  # UTF-8 orders as code points do: byte-wise
+            _object(plain, value[key], enums, objects) | {entries: key} for key in sorted(value)
+        ]
+    if ref.list:
+        if not isinstance(value, list):
+            raise WrongType(f"holds {type(value).__name__}, not a list of {plain.name} maps")
+        return [None if v is None else _object(plain, v, enums, objects) for v in value]
+    return _object(plain, value, enums, objects)
+
+
+def _object(
+    plain: ObjectType, value: Any, enums: frozenset[str], objects: Mapping[str, ObjectType]
+) -> dict[str, Any]:
+    """A map as its object: each field from its attribute, null where the map has none."""
+    if not isinstance(value, dict):
+        raise WrongType(f"holds {type(value).__name__}, not a {plain.name} map")
+    return {
+        name: to_graphql(f.type, value.get(f.attribute), enums, objects, f.entries)
+        for name, f in plain.fields.items()
+    }
+
+
+def from_graphql(
+    ref: TypeRef,
+    value: Any,
+    objects: Mapping[str, ObjectType] = EMPTY,
+    entries: str | None = None,
+    name: str = "",
+) -> Any:
+    """An input value as stored: floats as Decimal (DynamoDB numbers), a stored object as its
+    map (its fields under their attributes, null ones left out; ``entries``: a list as a map of
+    maps keyed by that field, BAD_USER_INPUT naming the field ``name`` for a key given twice or
+    empty), the rest as given."""
     if value is None:
         return None
+    plain = objects.get(ref.name)
+    if plain is not None and plain.stored:
+        single = TypeRef(ref.name)
+        if entries is not None:
+            out: dict[str, Any] = {}
+            for v in value:
+                key = v[entries]
+                if not key or key in out:
+                    given = f"two entries with the {entries} {key!r}" if key else "an empty one"
+                    raise BadUserInput(
+                        f"{name} holds {given}; each {entries} is a key of the map: give "
+                        "each once, and not empty"
+                    )
+                inner = {k: x for k, x in v.items() if k != entries}
+                out[key] = from_graphql(single, inner, objects, name=f"{name}.{key}")
+            return out
+        if ref.list:
+            return [from_graphql(single, v, objects, name=name) for v in value]
+        return {
+            f.attribute: from_graphql(f.type, value[n], objects, f.entries, f"{name}.{n}")
+            for n, f in plain.fields.items()
+            if value.get(n) is not None
+        }
     if isinstance(value, float):
         return Decimal(repr(value))
     if isinstance(value, list):

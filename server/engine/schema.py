@@ -16,6 +16,8 @@ from graphql import (
     GraphQLEnumValue,
     GraphQLField,
     GraphQLID,
+    GraphQLInputField,
+    GraphQLInputObjectType,
     GraphQLInt,
     GraphQLInterfaceType,
     GraphQLList,
@@ -30,9 +32,18 @@ from graphql import (
 
 from graph.items import Codec, Ref
 from model import EdgeType, Field, Model, ModelError, NodeType, Query, TypeRef
-from model.compile import upper_first
+from model.common import upper_first
 from model.types import EdgeEnd, ObjectType
-from server.engine.fields import Lister, Resolvers, exposed, load_hook, lookup, lookup_args
+from server.engine.federation import federated
+from server.engine.fields import (
+    Lister,
+    Resolvers,
+    exposed,
+    load_hook,
+    lookup,
+    lookup_args,
+    lookup_node,
+)
 from server.engine.kinds import Kind, ModelField, Origin
 from server.engine.mutations import key_type, mutation_type
 from server.engine.paths import path_resolvers
@@ -40,8 +51,10 @@ from server.engine.scalars import BUILT_IN
 
 __all__ = ["build_schema"]
 
-FIRST = "How many edges to return: 0 to 100, default 20."
+FIRST = "The first edges to return (after `after`): 0 to 100, default 20 unless `last` is given."
 AFTER = "Return the edges after this cursor."
+LAST = "The last edges to return (before `before`), read backward: 0 to 100; not with `first`."
+BEFORE = "Return the edges before this cursor."
 ID_HELP = "A bare id or a global id of this type."
 
 
@@ -66,14 +79,25 @@ class _Builder:
             {
                 "hasNextPage": GraphQLField(
                     GraphQLNonNull(GraphQLBoolean),
-                    description="Whether more edges follow this page.",
+                    description="Whether more edges follow this page: exact when paging "
+                    "forward (`first`), false when paging backward (`last`).",
+                ),
+                "hasPreviousPage": GraphQLField(
+                    GraphQLNonNull(GraphQLBoolean),
+                    description="Whether more edges come before this page: exact when paging "
+                    "backward (`last`), false when paging forward (`first`).",
+                ),
+                "startCursor": GraphQLField(
+                    GraphQLString,
+                    description="Pass as `before` to get the page before; null on an empty page.",
                 ),
                 "endCursor": GraphQLField(
                     GraphQLString,
                     description="Pass as `after` to get the next page; null on an empty page.",
                 ),
             },
-            description="Where a page of a connection ends.",
+            description="Where a page of a connection starts and ends (the Relay Cursor "
+            "Connections spec).",
         )
         self.objects: dict[str, GraphQLObjectType] = {}
         self.connections: dict[str, GraphQLObjectType] = {}
@@ -86,17 +110,32 @@ class _Builder:
                 description=node.description or self._describe(node),
                 is_type_of=partial(_is_type_of, node.name),
             )
+        self.inputs: dict[str, GraphQLInputObjectType] = {}  # a stored object's, by its name
         for plain in model.objects.values():
             self.named[plain.name] = GraphQLObjectType(
                 plain.name,
                 partial(self.plain_fields, plain),
                 description=plain.description,
             )
+            if plain.stored:
+                self.inputs[plain.name] = GraphQLInputObjectType(
+                    f"{plain.name}Input",
+                    partial(self.input_fields, plain),
+                    description=f"{plain.name}'s fields, written as one map attribute.",
+                )
 
     def plain_fields(self, plain: ObjectType) -> dict[str, GraphQLField]:
         """A hook's result: each field read from the value's key or attribute."""
         return {
             name: GraphQLField(self.output(f.type), description=f.description)
+            for name, f in plain.fields.items()
+        }
+
+    def input_fields(self, plain: ObjectType) -> dict[str, GraphQLInputField]:
+        """A stored object's input: its fields, typed as declared (stored objects by their
+        inputs)."""
+        return {
+            name: GraphQLInputField(self.input(f.type), description=f.description)
             for name, f in plain.fields.items()
         }
 
@@ -110,13 +149,11 @@ class _Builder:
         return f"A {node.name} (key `{key}`)."
 
     def output(self, ref: TypeRef) -> Any:
-        named: Any = self.objects.get(ref.name) or self.named[ref.name]
-        if ref.list:
-            named = GraphQLList(GraphQLNonNull(named) if ref.item_non_null else named)
-        return GraphQLNonNull(named) if ref.non_null else named
+        return _wrapped(self.objects.get(ref.name) or self.named[ref.name], ref)
 
     def input(self, ref: TypeRef) -> Any:
-        return self.output(ref)
+        """An argument's or input field's type: a stored object's is its input."""
+        return _wrapped(self.inputs.get(ref.name) or self.named[ref.name], ref)
 
     # ---- connections -----------------------------------------------------------------------
 
@@ -132,7 +169,8 @@ class _Builder:
                 "cursor": GraphQLField(
                     GraphQLNonNull(GraphQLString),
                     resolve=lambda e, _i: e.cursor,
-                    description="Opaque position of this edge; pass as `after` to continue.",
+                    description="Opaque position of this edge; pass as `after` or `before` to "
+                    "continue either way.",
                 ),
                 **extra,
                 "node": GraphQLField(
@@ -216,7 +254,7 @@ class _Builder:
         elif edge.reverse is not None:
             conn = self.edge_connection(edge, edge.reverse, edge.source)
         else:
-            from model.compile import camel
+            from model.common import camel
 
             stem = camel(edge.label)
             end = EdgeEnd("", False, None, None, f"{stem}Connection", f"{stem}Edge")
@@ -232,6 +270,8 @@ class _Builder:
         if paged:
             out["first"] = GraphQLArgument(GraphQLInt, description=FIRST)
             out["after"] = GraphQLArgument(GraphQLString, description=AFTER)
+            out["last"] = GraphQLArgument(GraphQLInt, description=LAST)
+            out["before"] = GraphQLArgument(GraphQLString, description=BEFORE)
         return out
 
     def listed(
@@ -343,10 +383,12 @@ class _Builder:
         r = self.r
         type_ = self.output(f.type)
         args = {name: GraphQLArgument(self.input(t)) for name, t in f.arguments}
-        if f.kind == "key":
-            return ModelField(Origin(Kind.KEY), type_, None, r.key_value(f), f.description)
+        if f.kind == "key":  # read from the item where the key alone does not give it
+            kind = Kind.VALUE if f.name in node.unparsed else Kind.KEY
+            return ModelField(Origin(kind), type_, None, r.key_value(f), f.description)
         if f.kind == "ref":
-            origin = Origin(Kind.REFERENCE, target=r.reference_target(f, node))
+            exists = f.keys_of and not self.model.types[f.target or ""].implicit
+            origin = Origin(Kind.REFERENCE, target=r.reference_target(f, node), exists=exists)
             return ModelField(origin, type_, None, r.reference(f, node), f.description)
         if f.kind == "first":
             lister = listers[f.collection or ""]
@@ -408,7 +450,7 @@ class _Builder:
                 Origin(Kind.LOOKUP),
                 self.node,
                 {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))},
-                resolve=lambda _root, info, id: lookup(info, codec.from_global_id(id)),
+                resolve=lambda _root, info, id: lookup_node(info, codec.from_global_id(id)),
                 description="Any node by its global id.",
             ),
             "nodes": ModelField(
@@ -416,7 +458,7 @@ class _Builder:
                 GraphQLNonNull(GraphQLList(self.node)),
                 {"ids": GraphQLArgument(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLID))))},
                 resolve=lambda _root, info, ids: [  # every id parsed before any lookup starts
-                    lookup(info, ref) for ref in [codec.from_global_id(i) for i in ids]
+                    lookup_node(info, ref) for ref in [codec.from_global_id(i) for i in ids]
                 ],
                 description="Nodes by global id, in order; null where there is none.",
             ),
@@ -424,10 +466,11 @@ class _Builder:
         for node in self.model.types.values():
             if not node.node:
                 continue
-            if node.single:
+            if node.id_keyed:
                 args = {"id": GraphQLArgument(GraphQLNonNull(GraphQLID), description=ID_HELP)}
             else:
-                args = self.args([(k, key_type(node, k)) for k in node.key_fields], paged=False)
+                named = node.pk.placeholders if node.located else node.key_fields
+                args = self.args([(k, key_type(node, k)) for k in named], paged=False)
             fields[node.names["lookup"]] = ModelField(
                 Origin(Kind.LOOKUP),
                 self.objects[node.name],
@@ -499,15 +542,28 @@ def _coordinate(schema: GraphQLSchema, coordinate: str) -> Any:
     return getattr(found, "args", {}).get(argument)
 
 
+def _wrapped(named: Any, ref: TypeRef) -> Any:
+    """``named`` as ``ref`` has it: in a list, non-null."""
+    if ref.list:
+        named = GraphQLList(GraphQLNonNull(named) if ref.item_non_null else named)
+    return GraphQLNonNull(named) if ref.non_null else named
+
+
 def _is_type_of(name: str, value: Any, _info: Any) -> bool:
     return isinstance(value, Ref) and value.type.name == name
 
 
 def build_schema(
-    model: Model, codec: Codec, read_only: bool = False, subscriptions: bool = True
+    model: Model,
+    codec: Codec,
+    read_only: bool = False,
+    subscriptions: bool = True,
+    federation: bool = False,
 ) -> GraphQLSchema:
     """The model's schema; ``read_only``: no Mutation type; ``subscriptions``: a Subscription
-    type mirroring Query (left out where the table has no stream)."""
+    type mirroring Query (left out where the table has no stream); ``federation``: an Apollo
+    Federation v2 subgraph's (:mod:`server.engine.federation`), the same with ``_service`` and
+    ``_entities``."""
     builder = _Builder(model, codec)
     query = builder.query_type()
     mutation = None if read_only else mutation_type(builder)
@@ -515,4 +571,4 @@ def build_schema(
     types = [*builder.objects.values()]
     schema = GraphQLSchema(query, mutation, subscription, types=types)
     describe(schema, model, strict=not read_only)
-    return schema
+    return federated(schema, codec) if federation else schema

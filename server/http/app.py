@@ -1,4 +1,8 @@
-"""The Starlette app: ``/graphql`` (GET and POST), ``/healthz``, ``/readyz`` and the playground."""
+"""The Starlette app: ``/graphql`` (GET and POST), ``/healthz``, ``/readyz`` and the playground.
+
+What only some configurations use is imported by them, not with this module: the embedded
+DynamoDB and the bulk dump and load (``--data-file``), the live queries and Redis
+(subscriptions), the playground's files, Prometheus (metrics), OpenTelemetry (``OTEL_*``)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,6 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 
-from graph.bulk import dump, load
 from graph.dynamo.capabilities import Capabilities, probe
 from graph.dynamo.client import (
     Endpoint,
@@ -23,7 +26,6 @@ from graph.dynamo.client import (
     open_client,
     open_streams_client,
 )
-from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.dynamo.streams import stream_arn
 from graph.errors import BadUserInput, EdgewiseError
 from graph.table import RetryPolicy, Table
@@ -31,15 +33,12 @@ from graph.writes.deletes import resume_deletions as resume_model_deletions
 from graph.writes.pending import resume_replicas
 from graph.writes.writer import Writer
 from server.engine import Engine, engine_for
-from server.http import playground
 from server.http.auth import Authenticator
 from server.http.cors import cors
-from server.http.graphql import graphql
+from server.http.graphql import checked, graphql
 from server.http.limits import Limits
 from server.http.persisted import PersistedQueries
 from server.http.ws import websocket
-from server.live.pubsub import RedisChanges
-from server.live.queries import Hub
 from server.observe import metrics
 from server.observe.requests import observed
 from server.observe.telemetry import flushing, tracer_provider_from_env
@@ -47,6 +46,8 @@ from server.settings import Settings
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
+
+    from server.live.queries import Hub
 
 __all__ = ["create_app", "settled_garbage_collector"]
 
@@ -68,6 +69,8 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         raise BadUserInput(f"--data-file {data_file}: no such directory {data_file.parent}")
     async with AsyncExitStack() as stack:
         if embedded_mode:
+            from graph.dynamo.embedded import EmbeddedDynamoDB
+
             embedded = EmbeddedDynamoDB()
             # Started from this (the loop's) thread on purpose: PR_SET_PDEATHSIG ties the
             # child to the thread that forked it. Nothing is served yet, so blocking is fine.
@@ -85,6 +88,8 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         if embedded_mode:
             await create_table(client.control, name, layout=engine.layout)
             if data_file is not None and data_file.exists():
+                from graph.bulk import load
+
                 count = await load(table, data_file)
                 log.info("loaded %d items from %s", count, data_file)
             elif settings.demo:
@@ -93,6 +98,8 @@ async def open_table(settings: Settings, engine: Engine) -> AsyncIterator[Table]
         yield table
         # Only reached at a clean shutdown, while the client and the embedded server still run.
         if data_file is not None:
+            from graph.bulk import dump
+
             count = await dump(table, data_file)
             log.info("dumped %d items to %s", count, data_file)
 
@@ -113,12 +120,23 @@ async def _resume(table: Table, engine: Engine) -> None:
         log.exception("could not finish interrupted work; it resumes at the next start")
 
 
+async def _playground_asset(request: Request) -> Response:
+    """GraphiQL's files (:mod:`server.http.playground`, imported by the first)."""
+    from server.http import playground
+
+    return await playground.asset(request)
+
+
 async def healthz(request: Request) -> Response:
     return PlainTextResponse("ok")
 
 
 async def readyz(request: Request) -> Response:
     table: Table = request.app.state.table
+    try:
+        await checked(request.app.state)
+    except EdgewiseError as exc:
+        return PlainTextResponse(f"not ready: {exc}", status_code=503)
     try:
         await table.describe()
     except Exception as exc:
@@ -135,6 +153,25 @@ async def readyz(request: Request) -> Response:
     if capabilities.missing:
         return PlainTextResponse(f"not ready: {capabilities.explain()}", status_code=503)
     return PlainTextResponse("ready")
+
+
+async def _check(app: Starlette, table: Table) -> Capabilities:
+    """The start-up's probe (:func:`check_capabilities`), its result kept on the app; a
+    refusal is logged here and raised to whoever awaits it (a mutation, /readyz)."""
+    try:
+        capabilities = await check_capabilities(table, app.state.settings)
+    except EdgewiseError as exc:
+        log.critical("%s", exc)
+        raise
+    app.state.capabilities = capabilities
+    return capabilities
+
+
+def _seen(task: asyncio.Task[Capabilities]) -> None:
+    """The probe's refusal is logged (:func:`_check`) and raised to whoever awaits it: not a
+    task exception nobody retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def check_capabilities(table: Table, settings: Settings) -> Capabilities:
@@ -171,6 +208,11 @@ async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None
     if not settings.subscriptions:
         return None
     capabilities: Capabilities | None = state.capabilities
+    if capabilities is None and state.checking is not None:
+        try:  # the probe's DescribeTable tells: wait for it rather than describe again
+            capabilities = await asyncio.shield(state.checking)
+        except EdgewiseError:
+            capabilities = None
     stream = capabilities.stream if capabilities is not None else None
     if stream is None:
         try:
@@ -183,8 +225,13 @@ async def start_live(app: Starlette, table: Table, engine: Engine) -> Hub | None
             "type (`edgewise create-table` turns the table's stream on)",
             table.name,
         )
-        state.schema = engine.schema(settings.production, settings.read_only, False)
+        state.schema = engine.schema(
+            settings.production, settings.read_only, False, settings.federation
+        )
         return None
+    from server.live.pubsub import RedisChanges
+    from server.live.queries import Hub
+
     config = client_config(settings.connect_timeout, settings.read_timeout)
     endpoint = _streams_endpoint(table, settings)
     metrics_: metrics.Metrics | None = state.metrics
@@ -206,8 +253,10 @@ def settled_garbage_collector() -> Iterator[None]:
     (``gc.freeze()``), and the youngest generation is collected every 10,000 allocations instead
     of 700. A request allocates thousands of objects; with CPython's defaults Q1@100 triggered
     about 15 young collections each and, every eight requests or so, a full one that walked the
-    whole heap: about a quarter of its CPU on the real path."""
-    gc.collect()
+    whole heap: about a quarter of its CPU on the real path. The young generations are collected
+    before the freeze, not the whole heap: a full collection there found a handful of unreachable
+    objects and cost a cold start 25 ms of CPU."""
+    gc.collect(1)
     gc.freeze()
     threshold = gc.get_threshold()
     gc.set_threshold(10_000, 10, 10)
@@ -232,7 +281,7 @@ def create_app(
     at shutdown. Keys and limits come from ``settings`` unless given, the tracer provider from
     ``OTEL_*`` (see :mod:`server.observe.telemetry`)."""
     settings = settings or Settings()
-    engine = engine_for(settings.model)
+    engine = engine_for(settings.model, settings.compiled)
     authenticator = authenticator or Authenticator(
         settings.jwt_secret,
         settings.jwt_jwks,
@@ -274,23 +323,28 @@ def create_app(
             return
         async with open_table(app.state.settings, engine) as opened:
             app.state.table = opened
+            # The probe and the resumed work run beside the first requests, not before them:
+            # a mutation waits for the probe (graphql.py), /readyz too.
+            started = []
             if app.state.capabilities is None:
-                app.state.capabilities = await check_capabilities(opened, app.state.settings)
-            resuming = None
+                app.state.checking = asyncio.create_task(_check(app, opened))
+                app.state.checking.add_done_callback(_seen)
+                started.append(app.state.checking)
             if engine.model.deletions is not None or engine.model.replicas:
-                resuming = asyncio.create_task(_resume(opened, engine))
+                started.append(asyncio.create_task(_resume(opened, engine)))
+            app.state.starting = tuple(started)
             async with live_queries(app, opened):
                 with settled_garbage_collector():
                     yield
-            if resuming is not None:
-                resuming.cancel()
+            for task in started:
+                task.cancel()
 
     routes = [
         Route("/graphql", observed(graphql), methods=["GET", "POST"]),
         WebSocketRoute("/graphql", websocket),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
-        Route("/playground/{name}", playground.asset),
+        Route("/playground/{name}", _playground_asset),
     ]
     if settings.metrics_enabled:
         routes.append(Route("/metrics", metrics.endpoint))
@@ -312,11 +366,13 @@ def create_app(
     app.state.authenticator = authenticator
     app.state.limits = limits or settings.limits
     app.state.schema = engine.schema(
-        settings.production, settings.read_only, settings.subscriptions
+        settings.production, settings.read_only, settings.subscriptions, settings.federation
     )
     app.state.live = None  # the live queries' hub, once the lifespan found the table's stream
     app.state.make_context = engine.context_factory(settings.explain_forbidden)
     app.state.capabilities = capabilities
+    app.state.checking = None  # the lifespan's probe while it runs beside the first requests
+    app.state.starting = ()  # the lifespan's start-up work (the probe, resumed writes)
     if table is not None:
         app.state.table = table
     return app

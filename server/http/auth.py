@@ -1,18 +1,20 @@
-"""Authentication: ``Authorization: Bearer <JWT>`` checked against configured keys."""
+"""Authentication: ``Authorization: Bearer <JWT>`` checked against configured keys. PyJWT (and
+the cryptography it loads) is imported when a key is configured, not with the module."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from graph.errors import EdgewiseError
 from graph.keys import validate_id
 from server.errors import Unauthenticated
 from server.http.jwks import TIMEOUT, RemoteJwks, is_url
+
+if TYPE_CHECKING:
+    import jwt
 
 __all__ = ["ADMIN", "Authenticator", "Principal", "Unauthenticated", "expires_at"]
 
@@ -53,6 +55,8 @@ class Authenticator:
         if jwks and is_url(jwks):
             self.jwks_client = RemoteJwks(jwks, timeout=jwks_timeout)
         elif jwks:
+            import jwt
+
             self.jwks_file = jwt.PyJWKSet.from_dict(json.loads(Path(jwks).read_text()))
 
     @property
@@ -60,6 +64,8 @@ class Authenticator:
         return bool(self.secret or self.jwks_client or self.jwks_file)
 
     async def _key(self, token: str) -> tuple[Any, list[str]]:
+        import jwt
+
         header = jwt.get_unverified_header(token)
         algorithm = header.get("alg")
         if self.secret and algorithm == "HS256":
@@ -86,6 +92,8 @@ class Authenticator:
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthenticated("send a token: Authorization: Bearer <JWT>")
+        import jwt
+
         try:
             key, algorithms = await self._key(token.strip())
             claims = jwt.decode(
@@ -114,6 +122,8 @@ def expires_at(authorization: str | None) -> float | None:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
+    import jwt
+
     try:
         claims = jwt.decode(token.strip(), options={"verify_signature": False})
     except jwt.PyJWTError:

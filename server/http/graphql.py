@@ -15,20 +15,23 @@ answers as GET, without the body.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import orjson
-from graphql.language.ast import OperationType as GraphQLOperation
+from graphql.language.ast import OperationType
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
-from strawberry.types.graphql import OperationType
 
 from graph.errors import BadUserInput, EdgewiseError, Unavailable
 from graph.table import Trace
 from graph.writes import idempotency
-from server.engine.executor import ModelSchema
+from server.engine.executor import (
+    CannotGetOperationTypeError,
+    InvalidOperationTypeError,
+    ModelSchema,
+)
 from server.errors import (
     CODES,
     Forbidden,
@@ -37,17 +40,15 @@ from server.errors import (
     code_of,
     format_errors,
 )
-from server.http import playground
 from server.http.auth import Authenticator
 from server.http.idempotent import Answer, keyed_request, recorded, settle
 from server.http.limits import Limits, check
 from server.http.persisted import PersistedQueries
-from server.http.prepare import bad_params
-from server.http.sse import EVENT_STREAM, event_stream
+from server.http.prepare import EVENT_STREAM, bad_params
 from server.observe.requests import note_params
 from server.settings import Settings
 
-__all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "graphql", "negotiate", "prefers_html"]
+__all__ = ["GRAPHQL_RESPONSE_JSON", "JSON", "checked", "graphql", "negotiate", "prefers_html"]
 
 JSON = "application/json"
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
@@ -224,6 +225,15 @@ async def _read_params(request: Request, limit: int, reply: _Reply) -> dict[str,
     return body
 
 
+async def checked(state: Any) -> None:
+    """Wait for the start-up's probe of the endpoint if it still runs beside the first requests
+    (``state.checking``, :mod:`server.http.app`); raise its refusal (the table disagrees with
+    the model, or mutations cannot work there)."""
+    checking: asyncio.Task[Any] | None = state.checking
+    if checking is not None:
+        await asyncio.shield(checking)
+
+
 async def graphql(request: Request) -> Response:
     """Queries by GET or POST, mutations by POST only; HEAD answers as GET, without the body."""
     response = await _graphql(request)
@@ -237,6 +247,8 @@ async def _graphql(request: Request) -> Response:
     settings: Settings = state.settings
     accept = request.headers.get("accept")
     if request.method != "POST" and prefers_html(accept):
+        from server.http import playground
+
         return (
             PlainTextResponse("Not Found", 404)
             if settings.production
@@ -273,6 +285,8 @@ async def _graphql(request: Request) -> Response:
         return reply.error(reply.not_executed, str(exc), code_of(exc))
     note_params(request, params)
     if streamed:
+        from server.http.sse import event_stream  # with the live queries, only when asked
+
         return await event_stream(request, principal, params)
     if problem := bad_params(params):
         return reply.error(400, problem)
@@ -284,11 +298,16 @@ async def _graphql(request: Request) -> Response:
         check(schema.graphql_schema, record, variables, limits)
         operation = record.operation(params.get("operationName"))
         keyed = None
-        if request.method == "POST" and operation.operation == GraphQLOperation.MUTATION:
+        if request.method == "POST" and operation.operation == OperationType.MUTATION:
             ttl, deadline = settings.idempotency_ttl, state.table.policy.deadline
             keyed = keyed_request(request, params, principal, ttl, deadline)
     except EdgewiseError as exc:
         return reply.error(reply.not_executed, str(exc), code_of(exc))
+    if operation.operation == OperationType.MUTATION:
+        try:  # nothing is written before the probe has said the table is the model's
+            await checked(state)
+        except EdgewiseError as exc:
+            return reply.error(503, f"mutations cannot be served: {exc}", code_of(exc))
     allowed = {OperationType.QUERY}
     if request.method == "POST":
         allowed.add(OperationType.MUTATION)

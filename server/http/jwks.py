@@ -1,5 +1,6 @@
 """A JWKS fetched over HTTP without blocking the event loop: cached, refreshed in the background
-when old, refreshed on an unknown ``kid`` at most once per interval, and bounded by a timeout."""
+when old, refreshed on an unknown ``kid`` at most once per interval, and bounded by a timeout.
+httpx and PyJWT are imported by the first fetch, not with the module."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
-import jwt
-
 from graph.errors import BadUserInput, Unavailable
+
+if TYPE_CHECKING:
+    import jwt
 
 __all__ = ["LIFESPAN", "REFRESH_INTERVAL", "TIMEOUT", "RemoteJwks", "is_url"]
 
@@ -99,6 +101,9 @@ class RemoteJwks:
         await asyncio.shield(self._start())
 
     async def _fetch(self) -> None:
+        import httpx
+        import jwt
+
         try:
             async with asyncio.timeout(self.timeout):
                 async with httpx.AsyncClient(timeout=self.timeout) as client:

@@ -104,14 +104,17 @@ class _Analysis:
 
     def _multiplier(self, field: FieldNode, return_type: Any) -> int:
         args = {a.name.value: a.value for a in field.arguments or ()}
-        if "first" in args:
-            value: Any = args["first"]
-            if value.kind == "variable":
-                first = self.variables.get(value.name.value)
-            else:
-                first = getattr(value, "value", None)
+        if "first" in args or "last" in args:  # a page, read either way
+            sizes = []
+            for name in ("first", "last"):
+                value: Any = args.get(name)
+                if value is not None and value.kind == "variable":
+                    sizes.append(self.variables.get(value.name.value))
+                elif value is not None:
+                    sizes.append(getattr(value, "value", None))
+            size = next((s for s in sizes if s is not None), None)
             try:
-                return max(0, int(first)) if first is not None else DEFAULT_FIRST
+                return max(0, int(size)) if size is not None else DEFAULT_FIRST
             except (TypeError, ValueError):
                 return DEFAULT_FIRST
         if "ids" in args:

@@ -20,7 +20,9 @@ from server.errors import code_of, format_error
 from server.http.limits import Limits, check
 from server.http.persisted import PersistedQueries
 
-__all__ = ["Prepared", "Refused", "bad_params", "prepare"]
+__all__ = ["EVENT_STREAM", "Prepared", "Refused", "bad_params", "prepare"]
+
+EVENT_STREAM = "text/event-stream"  # Server-Sent Events (server.http.sse)
 
 
 class Refused(Exception):

@@ -19,12 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from server.http.auth import Principal, expires_at
-from server.http.prepare import Prepared, Refused, prepare
+from server.http.prepare import EVENT_STREAM, Prepared, Refused, prepare
 from server.http.streamed import answers
 
 __all__ = ["EVENT_STREAM", "event_stream"]
-
-EVENT_STREAM = "text/event-stream"
 CODE = "BAD_USER_INPUT"
 KEEP_ALIVE = 12.0  # seconds between comment lines keeping proxies from closing an idle stream
 

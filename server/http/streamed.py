@@ -10,8 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from graphql import OperationType as GraphQLOperationType
-from strawberry.types.graphql import OperationType
+from graphql import OperationType
 
 from server.http.auth import Principal
 from server.http.prepare import Prepared, Refused
@@ -41,7 +40,7 @@ async def answers(
     or mutation's one answer, or a subscription's, the first at once and then each that
     differs. Raises :class:`Refused` before the first when it cannot run."""
     metrics: Metrics | None = state.metrics
-    if prepared.operation_type is not GraphQLOperationType.SUBSCRIPTION:
+    if prepared.operation_type is not OperationType.SUBSCRIPTION:
         allowed = (OperationType.QUERY, OperationType.MUTATION)
         context = state.make_context(None, state.table, principal)
         try:

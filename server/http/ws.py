@@ -26,8 +26,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from graph.errors import Unavailable
 from server.errors import Unauthenticated
 from server.http.auth import Principal, expires_at
-from server.http.prepare import prepare
-from server.http.streamed import Refused, answers
+from server.http.prepare import Refused, prepare
 
 __all__ = ["PROTOCOL", "websocket"]
 
@@ -119,6 +118,8 @@ class _Connection:
         state = self.state
         try:
             prepared = prepare(params, state.schema, state.limits, state.persisted)
+            from server.http.streamed import answers  # with the live queries, when used
+
             async for answer in answers(state, prepared, principal, PROTOCOL, params):
                 await self.send({"type": "next", "id": op_id, "payload": answer})
         except Refused as refused:

@@ -32,7 +32,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from strawberry.types.graphql import OperationType
+from graphql import OperationType
 
 from graph.dynamo.streams import StreamReader
 from graph.keys import ItemKey

@@ -90,11 +90,11 @@ class Relay:
     async def _renew(self, lease: Lease) -> None:
         every = min(HEARTBEAT, lease.renew_every)
         renewed = asyncio.get_running_loop().time()
-        while True:
-            await asyncio.sleep(every)
+        while True:  # the first beat at once: servers starting now know the relay's interval
             pipeline = self.redis.pipeline(transaction=False)
             beat(pipeline, self.table.name, self.owner, every)
             await redis_call(pipeline.execute())
+            await asyncio.sleep(every)
             now = asyncio.get_running_loop().time()
             if now - renewed >= lease.renew_every:
                 try:

@@ -1,12 +1,11 @@
 """Prometheus metrics of one app, in a registry of its own (so several apps in one process, as in
-the tests, never collide), exposed on ``/metrics`` in Prometheus' text format."""
+the tests, never collide), exposed on ``/metrics`` in Prometheus' text format. prometheus-client is
+imported when an app has metrics, not with this module."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.exposition import choose_encoder
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -32,6 +31,8 @@ class Metrics:
     request as it ends."""
 
     def __init__(self, max_operations: int = MAX_OPERATIONS) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
         self.registry = CollectorRegistry(auto_describe=True)
         self.max_operations = max_operations
         self._operations: set[str] = set()
@@ -169,5 +170,7 @@ async def endpoint(request: Request) -> Response:
     """``GET /metrics``: the app's metrics in Prometheus' text format (OpenMetrics when the
     scraper's ``Accept`` asks for it)."""
     metrics: Metrics = request.app.state.metrics
+    from prometheus_client.exposition import choose_encoder
+
     encode, content_type = choose_encoder(request.headers.get("accept", ""))
     return Response(encode(metrics.registry), headers={"Content-Type": content_type})

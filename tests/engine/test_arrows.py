@@ -22,6 +22,7 @@ ORDER = [
     "fields",  # the resolvers
     "paths",
     "mutations",
+    "federation",  # a subgraph's root fields
     "schema",  # builds the fields by kind
     "compiled",
     "records",

@@ -46,7 +46,14 @@ DEMO = [
     # graphql-core answers
     ('{ user(id: "alice") { products { product { name } via { name } } } }', None, NEVER),
     ('{ user(id: "alice") { hasAccess(productId: "prod1") } }', None, NEVER),
+    (  # a page read backward, its pageInfo both ways
+        '{ user(id: "alice") { groups(last: 1) { totalCount pageInfo { hasNextPage '
+        "hasPreviousPage startCursor endCursor } edges { cursor role node { name } } } } }",
+        None,
+        ANSWERED,
+    ),
     ('{ user(id: "alice") { groups(first: 500) { totalCount } } }', None, GAVE_UP),  # an error
+    ('{ user(id: "alice") { groups(first: 1, last: 1) { totalCount } } }', None, GAVE_UP),
     ('{ user(id: "a#b") { name } }', None, ANSWERED),  # BAD_USER_INPUT
     ('{ node(id: "USER#alice") { id __typename ... on User { name } } }', None, ANSWERED),
     (  # an interface in a list, a missing node and a node of another type among them
@@ -73,6 +80,12 @@ ORDER_ENTRY = [
     ),
     (
         "{ orders(status: OPEN, first: 2) { totalCount edges { cursor node { id date } } } }",
+        None,
+        ANSWERED,
+    ),
+    (  # shards merged backward
+        "{ orders(status: OPEN, last: 2) { totalCount pageInfo { hasPreviousPage startCursor } "
+        "edges { cursor node { id date } } } }",
         None,
         ANSWERED,
     ),

@@ -220,17 +220,9 @@ def test_the_generator_drafts_mostly_valid_models(tmp_path: Path) -> None:
 # Each: `name`, `model` (the file), and `refused` (the line or lines check-model prints), or
 # `served` (requests each answering data or coded errors, sent as the token of `subject` if
 # given; one given as `{request, data}` answers exactly that data), or
-# neither (refused with lines, or served and asked drawn requests); a model `known` to fail
-# until the branch it names is merged is expected to fail.
+# neither (refused with lines, or served and asked drawn requests).
 FOUND = yaml.safe_load((Path(__file__).parent / "model_fuzz_found.yaml").read_text())
-CASES = [
-    pytest.param(
-        case,
-        id=case["name"],
-        marks=[pytest.mark.xfail(strict=True, reason=case["known"])] if "known" in case else [],
-    )
-    for case in FOUND
-]
+CASES = [pytest.param(case, id=case["name"]) for case in FOUND]
 
 
 @pytest.mark.parametrize("case", CASES)

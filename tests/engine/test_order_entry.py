@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers import gql
+from tests.helpers import both_ways, gql
 
 Serve = Callable[[str], Awaitable[httpx.AsyncClient]]
 
@@ -303,3 +303,52 @@ async def test_an_id_holds_any_text_its_templates_can_hold(http: httpx.AsyncClie
         http, '{ customer(id: "c1") { orders(status: OPEN, from: "2026#01") { totalCount } } }'
     )
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT", body
+
+
+# (connection, its root selection, its field with any arguments): each pages both ways alike
+BOTH_WAYS = [
+    ("employees by name (an index)", 'employeesByName(name: "Ben Okafor"', None),
+    ("employees hired, 4 shards", 'employeesHired(from: "2020-01-01", to: "2026-12-31"', None),
+    ("a warehouse's employees (reverse edge on GSI1)", 'warehouse(id: "w1")', "employees("),
+    ("a product's order items", 'product(id: "p2")', "orderItems("),
+    ("a product's inventory", 'product(id: "p1")', "inventory("),
+    ("an account rep's customers", 'employee(id: "e1")', "customers("),
+    ("a customer's orders, every status merged", 'customer(id: "c1")', "orders("),
+    ("an account rep's orders by status", 'employee(id: "e1")', "orders(status: OPEN, "),
+    ("an account rep's orders, fanned out", 'employee(id: "e1")', "orders("),
+    ("open orders, 15 shards", "orders(status: OPEN", None),
+    ("an order's items (children)", 'order(id: "o1")', "items("),
+    ("an employee's job history, newest first", 'employee(id: "e4")', "jobHistory("),
+    ("sales ranking, descending on an index", 'salesRanking(period: "2026-Q1"', None),
+]
+ARGS = "first: $first, after: $after, last: $last, before: $before"
+VARIABLES = "$first: Int, $after: String, $last: Int, $before: String"
+PAGE = "totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor }"
+
+
+@pytest.mark.parametrize("size", [1, 2])
+@pytest.mark.parametrize(("name", "root", "field"), BOTH_WAYS, ids=[b[0] for b in BOTH_WAYS])
+async def test_every_kind_of_connection_pages_both_ways_alike(
+    http: httpx.AsyncClient, name: str, root: str, field: str | None, size: int
+) -> None:
+    selection = f"{PAGE} edges {{ cursor node {{ id }} }}"
+    if field is None:  # an access pattern at the root
+        query = f"query({VARIABLES}) {{ {root}, {ARGS}) {{ {selection} }} }}"
+        path: tuple[str, ...] = (root.split("(")[0],)
+    else:
+        query = f"query({VARIABLES}) {{ {root} {{ {field}{ARGS}) {{ {selection} }} }} }}"
+        path = (root.split("(")[0], field.split("(")[0])
+    paged = await both_ways(http, query, path, size)
+    assert len(paged.edges) >= 2
+    if name in WITH_THE_NODE:
+        # the node's item and its first children are one Query of its partition, read from the
+        # page's end: the last page finds the node's item there (after them in the
+        # connection's order), the first page reads it on its own, in a round of its own when
+        # that Query does not hold it
+        (requests, rounds), (back_requests, back_rounds) = paged.forward[0], paged.backward[0]
+        assert back_requests <= requests and back_rounds <= rounds, paged
+    else:  # the first page and the last: the same Queries, turned round
+        assert paged.backward[0] == paged.forward[0], (paged.forward, paged.backward)
+
+
+WITH_THE_NODE = {"an order's items (children)", "an employee's job history, newest first"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -34,7 +35,8 @@ from server.cli.summary import summary
 from server.engine import Engine, engine_for
 from server.http.app import create_app
 from server.settings import Settings
-from tests.helpers import LEAN, gql
+from tests.dynamodb_local import DynamoDBLocal
+from tests.helpers import LEAN, both_ways, gql
 from tests.table_state import SerialDynamoDB, scan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -348,20 +350,14 @@ async def test_a_failed_change_writes_no_replica(table: Table, engine: Engine) -
 # ---- concurrent writers --------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def serial_server() -> Any:
-    with SerialDynamoDB() as server:
-        yield server
-
-
 async def test_concurrent_membership_and_subscription_changes_leave_the_replica_exact(
-    serial_server: SerialDynamoDB, engine: Engine
+    serial_dynamodb: SerialDynamoDB | DynamoDBLocal, engine: Engine
 ) -> None:
     """Seed 000's race: a user joins a group while the group subscribes to a product (and the
     reverse), from several clients at once; the clocks order them, so no replica is lost."""
-    serial_server.reset()
+    serial_dynamodb.reset()
     config = client_config(read_timeout=30.0)
-    async with open_client(Endpoint(serial_server.url), config, lean=LEAN) as client:
+    async with open_client(Endpoint(serial_dynamodb.url), config, lean=LEAN) as client:
         await create_table(client.control, "graph", layout=engine.layout)
         table = Table(client, "graph", RetryPolicy(deadline=60.0), layout=engine.layout)
         await table.batch_write(engine.sample_items(table))
@@ -474,7 +470,7 @@ class Interleavings(RuleBasedStateMachine):
     """Several clients change memberships and subscriptions at once, round after round; after
     each round the replicas equal the join of the edges."""
 
-    server: SerialDynamoDB
+    server: SerialDynamoDB | DynamoDBLocal
     engine: Engine
 
     def __init__(self) -> None:
@@ -511,9 +507,9 @@ class Interleavings(RuleBasedStateMachine):
 
 
 def test_random_interleavings_leave_the_replicas_exact(
-    serial_server: SerialDynamoDB, engine: Engine
+    serial_dynamodb: SerialDynamoDB | DynamoDBLocal, engine: Engine
 ) -> None:
-    Interleavings.server, Interleavings.engine = serial_server, engine
+    Interleavings.server, Interleavings.engine = serial_dynamodb, engine
     run_state_machine_as_test(
         Interleavings,
         settings=settings(max_examples=12, stateful_step_count=5, deadline=None, derandomize=True),
@@ -788,6 +784,7 @@ async def test_a_declared_type_lists_the_replica_items(table: Table, tmp_path: P
     )
     async with httpx.AsyncClient(transport=transport, base_url="http://edgewise") as client:
         body = await gql(client, query, {"id": "bob"})
+        paged = await both_ways(client, BOTH_WAYS, ("user", "groupSubs"), 1, {"id": "bob"})
     nodes = [e["node"] for e in body["data"]["user"]["groupSubs"]["edges"]]
     assert nodes == [
         {"productId": "prod1", "groupId": "group1", "status": "ACTIVE"},
@@ -795,6 +792,24 @@ async def test_a_declared_type_lists_the_replica_items(table: Table, tmp_path: P
         {"productId": "prod2", "groupId": "group2", "status": "ACTIVE"},
         {"productId": "prod3", "groupId": "group2", "status": "ACTIVE"},
     ]
+    # the replica's items paged both ways, one a page
+    assert [json.loads(node)["groupId"] for node, _ in paged.edges] == [
+        "group1",
+        "group1",
+        "group2",
+        "group2",
+    ]
+    # bob's partition holds his edges (GROUP#…) before the replicas (GROUPSUB#…) and his own
+    # item after them: the one Query of the partition read from the page's end (size + 2
+    # items) serves the last page and his item, not the first page
+    (requests, rounds), (back_requests, back_rounds) = paged.forward[0], paged.backward[0]
+    assert (back_requests, back_rounds) == (2, 1) and requests > 2 and rounds > 1
+
+
+BOTH_WAYS = """query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
+  user(id: $id) { groupSubs(first: $first, after: $after, last: $last, before: $before) {
+    totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    edges { cursor node { productId groupId } } } } }"""
 
 
 def test_a_declared_replica_type_must_not_take_mutations() -> None:

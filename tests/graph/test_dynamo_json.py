@@ -1,5 +1,7 @@
-"""The dedicated DynamoDB-JSON decoder gives exactly boto3's TypeDeserializer values, from
-botocore's answers (``B`` as bytes) and from the raw wire JSON (``B`` as base64 text)."""
+"""The dedicated DynamoDB-JSON decoder gives boto3's TypeDeserializer values, from botocore's
+answers (``B`` as bytes) and from the raw wire JSON (``B`` as base64 text), and the encoder
+TypeSerializer's; neither imports boto3 (its ``Binary`` is graph.dynamo.values' own, equal to
+boto3's both ways)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import Binary as BotoBinary
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError
 
-from graph.dynamo.values import decode_item, decode_value
+from graph.dynamo.values import Binary, decode_item, decode_value, encode_value
 
 CASES: list[dict[str, Any]] = [
     {"S": ""},
@@ -50,7 +53,10 @@ def _wire(value: Any) -> Any:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal and of the same types all the way down (Decimal('1.50') is not Decimal('1.5'))."""
+    """Equal and of the same types all the way down (Decimal('1.50') is not Decimal('1.5'));
+    this module's Binary stands for boto3's."""
+    if isinstance(a, Binary) and isinstance(b, BotoBinary):
+        return type(a.value) is type(b.value) and a.value == b.value
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
@@ -118,3 +124,88 @@ def test_a_number_past_38_digits_raises_as_type_deserializer_does() -> None:
     with pytest.raises(type(theirs.value)):
         decode_value(too_precise)
     assert not isinstance(theirs.value, BotoCoreError)
+
+
+def test_binary_equals_and_hashes_as_boto3s() -> None:
+    ours, theirs = Binary(b"\x00z"), BotoBinary(b"\x00z")
+    assert ours == theirs and theirs == ours and ours == b"\x00z"
+    assert b"\x00z" == ours  # noqa: SIM300
+    assert ours != Binary(b"z") and hash(ours) == hash(theirs)
+    assert {ours} == {theirs} and bytes(ours) == b"\x00z" and repr(ours) == repr(theirs)
+    with pytest.raises(TypeError):
+        Binary("text")  # type: ignore[arg-type]
+
+
+ENCODED: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -7,
+    Decimal("1.50"),
+    Decimal("1E+5"),
+    "",
+    "héllo",
+    b"",
+    b"\x00\xff",
+    bytearray(b"ab"),
+    {"a", "b"},
+    {Decimal(1), 2},
+    {b"\x01", b"\x02"},
+    {True},
+    [],
+    ["x", Decimal(1), [None], {"k": b"z"}],
+    (1, "t"),
+    {},
+    {"a": {"b": {"c"}}, "n": {Decimal(7)}},
+]
+
+
+@pytest.mark.parametrize("value", ENCODED, ids=[type(v).__name__ for v in ENCODED])
+def test_each_value_encodes_as_type_serializer_does(value: Any) -> None:
+    assert encode_value(value) == TypeSerializer().serialize(value)
+    if isinstance(value, bytes):  # boto3's Binary, and ours, encode as the bytes they hold
+        assert encode_value(Binary(value)) == encode_value(BotoBinary(value)) == {"B": value}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1.5, Decimal("NaN"), Decimal("1.234567890123456789012345678901234567891"), object()],
+    ids=["float", "nan", "39-digits", "object"],
+)
+def test_what_type_serializer_refuses_is_refused(value: Any) -> None:
+    with pytest.raises(Exception) as theirs:
+        TypeSerializer().serialize(value)
+    with pytest.raises(type(theirs.value)):
+        encode_value(value)
+
+
+PLAIN = [
+    "15" + "0" * 99,  # 1.5E+100, as DynamoDB answers it
+    "-1" + "0" * 125,  # -1E+125, near DynamoDB's largest exponent
+    "12345678901234567890123456789012345678" + "0" * 10,  # 38 digits, then zeros
+]
+
+
+@pytest.mark.parametrize("digits", PLAIN, ids=["1.5E+100", "-1E+125", "38 digits"])
+def test_a_number_in_plain_digits_past_38_is_read_exactly(digits: str) -> None:
+    """DynamoDB keeps 38 significant digits but answers a number in plain digits, so 1.5E+100
+    comes back as 101 of them, which boto3's TypeDeserializer refuses (``decimal.Rounded``:
+    its 38-digit context counts the zeros; boto/boto3#2500). It is read exactly, and a value
+    read serializes again (the item can be written back, or dumped and loaded)."""
+    with pytest.raises(ArithmeticError):
+        TypeDeserializer().deserialize({"N": digits})
+    value = decode_value({"N": digits})
+    assert value == Decimal(digits)
+    assert Decimal(TypeSerializer().serialize(value)["N"]) == Decimal(digits)
+    item = decode_item(
+        {"n": {"N": digits}, "ns": {"NS": [digits, "1"]}, "l": {"L": [{"N": digits}]}}
+    )
+    assert item == {"n": value, "ns": {value, Decimal(1)}, "l": [value]}
+    assert TypeSerializer().serialize(item["ns"])  # each member fits 38 digits again
+
+
+def test_a_number_past_38_significant_digits_still_raises() -> None:
+    """Zeros at the end do not count; a 39th significant digit does, as in DynamoDB."""
+    with pytest.raises(ArithmeticError):
+        decode_value({"N": "1" * 39 + "0" * 5})

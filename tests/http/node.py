@@ -1,5 +1,6 @@
-"""Running a Node.js script of this folder (its packages in ``node_modules``, installed by
-``make test`` with ``npm ci``) and reading the one JSON value it prints."""
+"""Running a Node.js script of this folder, or of ``tests/clients`` (their packages in
+``node_modules``, installed by ``make test`` with ``npm ci``) and reading the one JSON value it
+prints."""
 
 from __future__ import annotations
 
@@ -14,24 +15,27 @@ from typing import Any
 
 import pytest
 
-__all__ = ["HERE", "run_node"]
+__all__ = ["CLIENTS", "HERE", "run_node"]
 
 HERE = Path(__file__).parent
+CLIENTS = HERE.parent / "clients"  # Relay, Apollo Federation, graphql-schema-linter
 
 
-async def run_node(script: str, *args: str, seconds: float = 60.0) -> Any:
-    """``node HERE/script args…``; fails the test (never skips) when node or the packages are
-    missing, when it runs over ``seconds``, or exits non-zero. Kills its process group."""
+async def run_node(script: str, *args: str, seconds: float = 60.0, folder: Path = HERE) -> Any:
+    """``node folder/script args…``; fails the test (never skips) when node or the packages
+    are missing, when it runs over ``seconds``, or exits non-zero. Kills its process group."""
     node = shutil.which("node")
     if node is None:
         pytest.fail("`node` is not on PATH: the tests with real clients need Node.js 18 or later")
-    if not (HERE / "node_modules" / ".package-lock.json").exists():
-        pytest.fail("the npm packages of tests/http are not installed: run `make test` (npm ci)")
+    if not (folder / "node_modules" / ".package-lock.json").exists():
+        pytest.fail(
+            f"the npm packages of tests/{folder.name} are not installed: run `make test` (npm ci)"
+        )
     process = await asyncio.create_subprocess_exec(
         node,
-        str(HERE / script),
+        str(folder / script),
         *args,
-        cwd=HERE,
+        cwd=folder,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -253,9 +253,11 @@ def through(proxy: FaultProxy, client: Any, attempts: int = 4) -> Table:
 
 async def test_a_retry_after_a_lost_answer_applies_once(demo: Table, proxied: FaultProxy) -> None:
     """DynamoDB applies the transaction and the proxy drops its answer: the table retries with
-    the same token, which moto does not dedupe, so the retry fails on the record, which is this
-    request's own: applied. (Without a key the retry fails on the new user: CONFLICT.) The
-    client then loses the HTTP answer too and retries: the recorded answer, no write."""
+    the same token. DynamoDB (and DynamoDB Local, where `make test` runs this) answers the retry
+    as the first commit; moto does not dedupe it, so the retry fails on the record, which is
+    this request's own: applied either way. (Without a key the retry fails on the new user:
+    CONFLICT.) The client then loses the HTTP answer too and retries: the recorded answer, no
+    write."""
     config = client_config(connect_timeout=1.0, read_timeout=2.0)
     async with open_client(Endpoint(proxied.url), config, lean=LEAN) as client:
         app = create_app(table=through(proxied, client))

@@ -17,8 +17,10 @@ import pytest
 import server.lambda_handler
 from graph.dynamo.client import Endpoint, create_table, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
+from graph.errors import EdgewiseError
 from graph.table import Table
 from models.demo.generate import demo_items
+from tests.dynalite_server import Dynalite
 from tests.faults import FaultProxy
 from tests.helpers import DEMO_LAYOUT
 
@@ -278,3 +280,30 @@ def test_settings_come_from_the_same_environment_as_serve(monkeypatch: pytest.Mo
     assert (settings.dynamodb, settings.model, settings.table) == ("aws", "order-entry", None)
     assert settings.cors_origins == ("https://app.example.com", "http://localhost:5173")
     assert settings.persisted_queries is False and settings.metrics is False
+
+
+def test_a_probe_that_refuses_the_table_fails_every_invocation(
+    dynalite: Dynalite, dynalite_table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dynalite has no transactions: the probe, run beside the first request, refuses it (as a
+    failed start did), on the first invocation and every later one; read-only, it serves."""
+    for name in ("EDGEWISE_PRODUCTION", "EDGEWISE_READ_ONLY", "EDGEWISE_JWT_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("EDGEWISE_DYNAMODB", dynalite.url)
+    monkeypatch.setenv("EDGEWISE_TABLE", dynalite_table.name)
+    headers = {"content-type": "application/json"}
+    event = http_api_event("POST", "/graphql", headers=headers, body=json.dumps({"query": QUERY}))
+    for read_only in (False, True):
+        monkeypatch.setenv("EDGEWISE_READ_ONLY", "1" if read_only else "0")
+        monkeypatch.setattr(server.lambda_handler, "_container", None)
+        try:
+            if read_only:
+                answered = invoke(event)
+                assert json.loads(body_of(answered)) == {"data": {"user": None}}
+                continue
+            for _ in range(2):
+                with pytest.raises(EdgewiseError, match="does not support TransactWriteItems"):
+                    invoke(event)
+        finally:
+            if server.lambda_handler._container is not None:
+                server.lambda_handler._container.close()

@@ -442,6 +442,18 @@ BYPASSES = [
         id="first from a variable",
     ),
     pytest.param(
+        '{ user(id: "alice") { groups(last: 100) { edges { node {'
+        " members(last: 100) { edges { node { id } } } } } } } }",
+        {},
+        id="pages read backward",
+    ),
+    pytest.param(
+        'query($n: Int) { user(id: "alice") { groups(first: null, last: $n) { edges { node {'
+        " members(last: $n) { edges { node { id } } } } } } } }",
+        {"n": 100},
+        id="last from a variable beside a null first",
+    ),
+    pytest.param(
         "query($ids: [ID!]!) { nodes(ids: $ids) { ... on User { groups(first: 100) { edges {"
         " node { id } } } } } }",
         {"ids": ["USER#alice"] * 50},

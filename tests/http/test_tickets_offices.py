@@ -191,6 +191,27 @@ async def test_tickets_page_through_every_shard_newest_first_and_narrow_by_time(
     assert 0 < len(expected(low, high)) < len(expected(low, None)) < 30
 
 
+async def test_a_reversed_time_range_is_an_empty_connection_read_from_nowhere(
+    http: httpx.AsyncClient, thirty: list[dict[str, Any]]
+) -> None:
+    """createdAfter above createdBefore holds no ticket (MODELS.md: the items with a < v < b),
+    as SQL's BETWEEN and the range filters of list APIs answer: an empty page, not an error.
+    DynamoDB refuses such a BETWEEN, so no Query is sent (moto answered it empty)."""
+    ordered = sorted(t["createdAt"] for t in thirty)
+    query = """query($a: DateTime, $b: DateTime) { tickets(status: OPEN, createdAfter: $a,
+        createdBefore: $b) { totalCount pageInfo { hasNextPage } edges { node { id } } } }"""
+    body = await gql(http, query, {"a": ordered[20], "b": ordered[5]})
+    assert ok(body)["tickets"] == {
+        "totalCount": 0,
+        "pageInfo": {"hasNextPage": False},
+        "edges": [],
+    }
+    assert body["extensions"]["dynamodb"]["requests"] == 0
+    # equal bounds, both left out (exclusive): a valid BETWEEN whose keys the exact test drops
+    equal = ok(await gql(http, query, {"a": ordered[5], "b": ordered[5]}))["tickets"]
+    assert equal["totalCount"] == 0 and equal["edges"] == []
+
+
 async def test_a_bad_tickets_cursor_is_bad_user_input(http: httpx.AsyncClient) -> None:
     wrong = {}
     for cursor in [
@@ -320,6 +341,18 @@ async def test_offices_filters_narrow_by_key_prefix(
         assert sorted(found) == sorted((city, zip_) for _c, _s, city, zip_ in expected), filters
         queries = body["extensions"]["dynamodb"]["operations"].get("Query", 0)
         assert queries == (1 if not filters else 2), filters  # the page; with filters, a COUNT
+
+
+async def test_a_filtered_total_is_counted_in_the_lookups_own_round(
+    http: httpx.AsyncClient, offices: list[dict[str, Any]]
+) -> None:
+    query = 'query($c: String) { organization(id: "microsoft") { offices(country: $c) {'
+    query += " totalCount } } }"
+    body = await gql(http, query, {"c": "US"})
+    assert ok(body)["organization"]["offices"]["totalCount"] == 5
+    trace = body["extensions"]["dynamodb"]
+    # the organization's item and the COUNT Query of its filtered offices, started together
+    assert (trace["operations"], trace["rounds"]) == ({"BatchGetItem": 1, "Query": 1}, 1)
 
 
 async def test_offices_page_within_a_filter(

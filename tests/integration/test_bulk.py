@@ -85,11 +85,25 @@ async def test_dump_load_dump_round_trips_every_type_exactly(table: Table, tmp_p
     [types] = [json.loads(x) for x in first.read_text().splitlines() if "USER#types" in x]
     assert types["digits38"] == {"N": "12345678901234567890123456789012345678"}
     assert types["tenth"] == {"N": "0.1"}
-    assert types["exponent"] == {"N": "1.5E+100"}
+    # as the engine answers it: moto as written, DynamoDB in plain digits (101 of them)
+    assert Decimal(types["exponent"]["N"]) == Decimal("1.5E+100")
     assert types["ss"] == {"SS": ["a", "b", "c"]}  # set members sorted
     assert types["bin"] == {"B": "AP8gYnl0ZXM="}
     assert types["nothing"] == {"NULL": True}
     assert sorted(os.listdir(tmp_path)) == ["first.jsonl", "second.jsonl"]  # no temp files
+
+
+async def test_load_reads_a_number_as_dynamodb_dumps_it_in_plain_digits(
+    table: Table, tmp_path: Path
+) -> None:
+    """DynamoDB answers 1.5E+100 as 101 plain digits, so a dump holds them; the trailing zeros
+    are not significant (38 digits is DynamoDB's precision), so the file loads, exactly."""
+    path = tmp_path / "items.jsonl"
+    plain = "15" + "0" * 99
+    path.write_text(line("USER#n", n={"N": plain}, ns={"NS": [plain, "2"]}) + "\n")
+    assert await load(table, path) == 1
+    [item] = await scan(table)
+    assert item["n"] == Decimal("1.5E+100") and item["ns"] == {Decimal("1.5E+100"), Decimal(2)}
 
 
 GOOD = line("USER#a")

@@ -67,7 +67,7 @@ async def test_read_only_serves_queries_without_mutations_on_dynalite(
     dynalite: Dynalite, dynalite_table: Table
 ) -> None:
     await dynalite_table.batch_write(demo_items())
-    settings = Settings(dynalite.url, dynalite_table.name, read_only=True)
+    settings = Settings(dynamodb=dynalite.url, table=dynalite_table.name, read_only=True)
     async with serve(create_app(settings)) as url, httpx.AsyncClient(base_url=url) as client:
         ready = await client.get("/readyz")
         assert (ready.status_code, ready.text) == (200, "ready (read-only: no mutations)")

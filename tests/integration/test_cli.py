@@ -16,6 +16,8 @@ from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB, free_port
 from graph.table import Table
 from models.demo.generate import demo_items
+from server.engine import engine_for
+from server.engine.federation import subgraph_sdl
 from tests.helpers import DEMO_LAYOUT
 from tests.served import alive, children
 
@@ -111,6 +113,13 @@ def test_export_schema_writes_the_committed_sdl(tmp_path: Path) -> None:
     out = tmp_path / "schema.graphql"
     run("export-schema", "--output", str(out))
     assert out.read_text() == (Path(__file__).parents[2] / "schema.graphql").read_text()
+
+
+def test_export_schema_federation_prints_the_subgraph_sdl() -> None:
+    printed = run("export-schema", "--federation").stdout
+    assert printed == subgraph_sdl(engine_for("demo").schema().graphql_schema)
+    assert printed.startswith('extend schema @link(url: "https://specs.apollo.dev/federation/v2')
+    assert 'type User implements Node @key(fields: "id") {' in printed
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])

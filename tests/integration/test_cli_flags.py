@@ -20,7 +20,8 @@ from server.cli.main import COMMANDS, build_parser
 from server.settings import Settings, flag_of
 
 ROOT = Path(__file__).resolve().parents[2]
-HELPERS = {"command", "flags", "main", "summary", "workers"}  # modules of server/cli/ but commands
+# modules of server/cli/ but not commands
+HELPERS = {"breaking", "command", "flags", "main", "summary", "workers"}
 SETTINGS = list(Settings.model_fields)
 FLAGGED = [name for name in SETTINGS if not flag_of(name).env_only]
 
@@ -71,7 +72,7 @@ FLAGS = {
     "--explain-forbidden --idempotency-ttl --cors-origin --persisted-queries "
     "--no-persisted-queries --persisted-queries-only --deadline --connect-timeout --read-timeout "
     "--client --subscriptions --no-subscriptions --pubsub --metrics --no-metrics --log-format "
-    "--shutdown-timeout --workers",
+    "--shutdown-timeout --workers --federation",
     "create-table": f"{CONNECTION} --print-cloudformation",
     "seed": f"{CONNECTION} --demo --users --groups --products --memberships --subscriptions "
     "--random-seed",
@@ -79,8 +80,8 @@ FLAGS = {
     "dump": CONNECTION,
     "rebuild": f"{CONNECTION} --field --dry-run",
     "relay": f"{CONNECTION} --pubsub --lease-ttl",
-    "export-schema": "--model --output",
-    "check-model": CONNECTION,
+    "export-schema": "--model --output --federation",
+    "check-model": f"{CONNECTION} --against",
     "infer": "--dynamodb --table --sample --output",
     "import-model": "--from --table --output",
     "model-schema": "",

@@ -191,6 +191,11 @@ def test_function_runs_the_lambda_handler_from_the_environment() -> None:
     assert variables["EDGEWISE_DYNAMODB"] == "aws"
     assert variables["EDGEWISE_TABLE"] == {"Ref": "GraphTable"}
     assert function["Events"]["Api"]["Type"] == "HttpApi"
+    # the model compiled into the package by `make lambda` (CodeUri dist/lambda: /var/task)
+    assert function["CodeUri"] == "../dist/lambda/"
+    assert variables["EDGEWISE_COMPILED"] == "/var/task/compiled"
+    recipe = (ROOT / "Makefile").read_text().split("\nlambda:", 1)[1].split("\n\n", 1)[0]
+    assert "edgewise build --model $(LAMBDA_MODEL) --output dist/lambda/compiled" in recipe
 
 
 def test_stream_consumer_reads_the_stream_and_beats_at_the_interval_it_announces() -> None:

@@ -75,7 +75,7 @@ async def server() -> AsyncIterator[Server]:
 def _client(url: str, read_timeout: float = 5.0) -> tuple[LeanClient, Pool]:
     pool = Pool(url, connect_timeout=1, read_timeout=read_timeout)
     credentials = Credentials("AKID", "secret", "token")
-    return LeanClient(None, pool, credentials, url, "eu-west-1"), pool
+    return LeanClient(pool, credentials, url, "eu-west-1"), pool
 
 
 async def test_the_bytes_sent_are_what_botocore_signs(server: Server) -> None:

@@ -216,6 +216,17 @@ def test_wheel_installs_and_serves_graphiql_offline_as_the_dockerfile_runs_it(
         )
         assert installed.returncode == 0, installed.stderr[-3000:]
         site = next(venv.glob("lib/python3.*/site-packages"))
+        # The Dockerfile's `edgewise build` steps: the shipped models compiled in the image.
+        builds = [
+            part.strip().replace(IMAGE_VENV, str(venv))
+            for step in image.run
+            for part in step.split("&&")
+            if " build --model " in part
+        ]
+        assert builds, image.run
+        for build in builds:
+            compiled = run(*shlex.split(build), timeout=120)
+            assert compiled.returncode == 0, compiled.stderr
 
         env = {
             k: v

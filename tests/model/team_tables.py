@@ -19,6 +19,7 @@ from graph.dynamo.client import Endpoint, open_client
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from graph.table import Table
 from model import Model, load_model
+from model.types import Field
 from server.cli.main import main
 from server.engine import engine_for
 from server.http.app import create_app
@@ -210,12 +211,57 @@ def _cased(model: Model, name: str, answer: dict[str, Any], item: Item) -> dict[
 
 
 def _scalars(model: Model, name: str) -> dict[str, str]:
-    """The type's fields read from one attribute each, to the attribute (JSON left out)."""
+    """The type's fields read from one attribute each, to the attribute (JSON and stored
+    objects left out)."""
     return {
         f.name: f.attribute
-        for f in model.types[name].fields.values()
-        if f.kind in ("value", "key") and "JSON" not in str(f.type)
+        for f in _stored_fields(model, name)
+        if "JSON" not in str(f.type) and f.type.name not in model.objects
     }
+
+
+def _stored_fields(model: Model, name: str) -> list[Field]:
+    """The type's fields read from one attribute each, stored objects included."""
+    return [f for f in model.types[name].fields.values() if f.kind in ("value", "key")]
+
+
+def _selection(model: Model, fields: Iterable[Field]) -> str:
+    """A selection of these fields, each stored object's fields selected in turn."""
+    out = []
+    for f in fields:
+        plain = model.objects.get(f.type.name)
+        if plain is not None:
+            out.append(f"{f.name} {{ {_selection(model, plain.fields.values())} }}")
+        elif "JSON" not in str(f.type):
+            out.append(f.name)
+    return " ".join(out)
+
+
+def _object(model: Model, f: Field, value: Any) -> Any:
+    """A stored object's answer, by brute force over the attribute: a map, a list of maps or,
+    with ``entries``, a map of maps as a list in byte-wise order of its keys."""
+    plain = model.objects[f.type.name]
+    if value is None:
+        return None
+    if f.entries is not None:
+        maps = [
+            {**m, f.entries: k} for k, m in sorted(value.items(), key=lambda kv: kv[0].encode())
+        ]
+        return [_map(model, plain.fields.values(), m, f.entries) for m in maps]
+    if isinstance(value, list):
+        return [_map(model, plain.fields.values(), m) for m in value]
+    return _map(model, plain.fields.values(), value)
+
+
+def _map(model: Model, fields: Iterable[Field], value: Mapping[str, Any], key: str = "") -> Any:
+    out = {}
+    for f in fields:
+        stored = value.get(key if f.name == key else f.attribute)
+        if f.type.name in model.objects:
+            out[f.name] = _object(model, f, stored)
+        elif "JSON" not in str(f.type):
+            out[f.name] = _stored(stored)
+    return out
 
 
 @asynccontextmanager
@@ -240,7 +286,7 @@ async def served_nodes(
     answers: dict[str, Any] = {}
     async with served(dynamodb, path, table) as http:
         for name, (gid, _) in ids.items():
-            selection = " ".join(_scalars(model, name))
+            selection = _selection(model, _stored_fields(model, name))
             query = (
                 f"query($id: ID!) {{ node(id: $id) {{ __typename id ... on {name} "
                 f"{{ {selection or '__typename'} }} }} }}"
@@ -271,6 +317,9 @@ def expected(model: Model, ids: Mapping[str, tuple[str, Item]]) -> dict[str, Any
             enum = model.enums.get(node.fields[field].type.name, {})
             value = next((g for g, s in enum.items() if s == value), value)  # its GraphQL value
             answer[field] = _stored(value)
+        for f in _stored_fields(model, name):
+            if f.type.name in model.objects:
+                answer[f.name] = _object(model, f, item.get(f.attribute))
         out[name] = _times(model, name, answer)
     return out
 

@@ -311,7 +311,8 @@ def test_numeric_parts_of_sort_keys_and_composite_keys() -> None:
     assert offices.sk.text == "OFFICE#US#{state}#{city}#{id}"
     assert offices.parent is not None and offices.parent.type == "Org"
     types = {n: str(f.type) for n, f in offices.fields.items()}
-    assert (types["open"], types["tags"], types["meta"]) == ("Boolean!", "[String!]!", "JSON!")
+    assert (types["open"], types["tags"], types["meta"]) == ("Boolean!", "[String!]!", "Meta!")
+    assert model.objects["Meta"].stored  # maps of one shape: a stored object
 
 
 @pytest.mark.parametrize("kind", ["N", "B"])

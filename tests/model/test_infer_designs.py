@@ -498,7 +498,7 @@ def test_a_constant_sort_key_parent_and_references_as_teams_store_them(
 
 def test_aws_gsi_overloading_example(dynamodb: EmbeddedDynamoDB, tmp_path: Path) -> None:
     text, types, _ = _round_trip(
-        dynamodb, tmp_path, "hr", _hr(), indexes=(("GSI_1", "SK", "Data"),)
+        dynamodb, tmp_path, "hr-table", _hr(), indexes=(("GSI_1", "SK", "Data"),)
     )
     assert types == {"Employee", "Warehouse", "HrConfidential", "Quarter"}  # 4 of 4
     # the employee's own item: its sort key repeats the partition's value after `HR-`
@@ -528,7 +528,7 @@ def test_a_reverse_edge_over_an_index_on_the_sort_key_with_another_sort_key(
     """AWS's relational-to-adjacency-list example (test_team_tables.HR_ITEMS): `Data` a name on
     a node item, a date on an edge item, GSI_1 keyed on the sort key and `Data`."""
     text, types, _ = _round_trip(
-        dynamodb, tmp_path, "hr", HR_ITEMS, indexes=(("GSI_1", "SK", "Data"),)
+        dynamodb, tmp_path, "hr-table", HR_ITEMS, indexes=(("GSI_1", "SK", "Data"),)
     )
     assert types == {"Employee", "Project"}  # 2 of 2, and the edge
     assert "date: {type: Date!, attribute: Data}  # on all 3 items, ISO dates; overloaded" in text
