@@ -10,102 +10,33 @@ part is one more function. :func:`mutated` then changes the draft a little (a ke
 misspelt, a value swapped for another of the file's), which finds more than random text: most
 drafts stay valid, some are broken in the ways a person breaks a file.
 
-Not generated yet (see the report of issue 30, item 6): ``typeValue`` overlaps separated by the
-type attribute, ``from: key``, stored objects (``stored: true``, ``entries:``), implicit parents,
-composite-key parents, adjacent placeholders, ``keysOf`` refs (branches item-types,
-stored-objects, key-shapes), hook fields and hook mutations, ``generator``, ``descriptions``,
-``table.deletions`` and ``table.ids``."""
+The key shapes of tables as teams have them (named placeholders, partitions known by their id,
+implicit parents, types sharing a key told apart by the type attribute, adjacent placeholders,
+`from: key`) and stored objects are drafted by :mod:`tests.modelshapes`; the draft itself is
+:mod:`tests.modeldraft`. Not generated yet: hook fields and hook mutations, ``generator``,
+``descriptions``, a replica's ``type``."""
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
-Draw = Callable[[st.SearchStrategy[Any]], Any]
-
-SCALARS = ("String", "Int", "Float", "Boolean", "ID", "Date", "DateTime", "JSON")
-TYPE_NAMES = ("Account", "Book", "Card", "Deck", "Event", "Folder")
-FIELD_NAMES = ("name", "status", "date", "score", "tags", "note", "kind", "data", "amount")
-
-
-@dataclass
-class Kind:
-    """A node type being drafted: its mapping in the file and what other parts may refer to."""
-
-    name: str
-    spec: dict[str, Any]
-    shape: str  # single | keyed | constant | child
-    prefix: str
-    key_fields: list[str]
-    stored: dict[str, str] = field(default_factory=dict)  # field -> GraphQL type text
-    hops: dict[str, str] = field(default_factory=dict)  # edge or ref field -> type reached
-    edge_hops: dict[str, str] = field(default_factory=dict)  # edge field -> edge label
-
-    @property
-    def single(self) -> bool:
-        return self.shape == "single"
-
-    @property
-    def pk(self) -> str:
-        key = self.spec["key"]
-        return key if isinstance(key, str) else str(key["pk"])
-
-
-@dataclass
-class Draft:
-    """A model file being drafted, and the facts the features share."""
-
-    data: dict[str, Any]
-    key_type: str = "S"  # of both table keys
-    indexes: dict[str, dict[str, Any]] = field(default_factory=dict)  # as written in the file
-    kinds: dict[str, Kind] = field(default_factory=dict)
-
-    @property
-    def table(self) -> dict[str, Any]:
-        return dict(self.data["table"])
-
-    def attr(self, key: str) -> str:
-        value = self.data["table"][key]
-        return value if isinstance(value, str) else str(value["name"])
-
-    def section(self, name: str) -> dict[str, Any]:
-        found: dict[str, Any] = self.data.setdefault(name, {})
-        return found
-
-    def of_shape(self, *shapes: str) -> list[Kind]:
-        return [k for k in self.kinds.values() if k.shape in shapes]
-
-    def inverted(self) -> list[str]:
-        sk = self.attr("sortKey")
-        return [n for n, i in self.indexes.items() if _name(i["partitionKey"]) == sk]
-
-    def own_gsis(self) -> list[str]:
-        """Global indexes keyed by attributes of their own (that a type's entry writes)."""
-        keys = {self.attr("partitionKey"), self.attr("sortKey")}
-        return [
-            n
-            for n, i in self.indexes.items()
-            if not i.get("local") and _name(i["partitionKey"]) not in keys
-        ]
-
-
-def _name(key: Any) -> str:
-    return key if isinstance(key, str) else str(key["name"])
-
-
-def _one(draw: Draw, options: Any) -> Any:
-    return draw(st.sampled_from(list(options)))
-
-
-def _chance(draw: Draw, p: float) -> bool:
-    """True with probability ``p`` (to the percent), False as hypothesis shrinks it."""
-    return bool(draw(st.integers(0, 99)) >= 100 - round(p * 100))
-
+from tests.modeldraft import (
+    FIELD_NAMES,
+    ONE_TEMPLATE,
+    SCALARS,
+    Draft,
+    Draw,
+    Kind,
+    chance,
+    lower,
+    one,
+    placeholders,
+)
+from tests.modelshapes import keys_of, node_types, stored_objects
 
 # ---- the table ----------------------------------------------------------------------------
 
@@ -113,25 +44,25 @@ def _chance(draw: Draw, p: float) -> bool:
 def table(draw: Draw, d: Draft) -> None:
     """Key names and types (mostly S; N or B for a team's numbered table), typeAttribute,
     labelAttribute, versionAttribute, keyCasing, timestamps, storeKeyFields."""
-    pk, sk = _one(draw, [("PK", "SK"), ("pk", "sk"), ("Id", "Sort")])
-    d.key_type = "S" if _chance(draw, 0.85) else _one(draw, ["N", "B"])
-    t: dict[str, Any] = {"name": _one(draw, ["app-table", "fuzz"])}
+    pk, sk = one(draw, [("PK", "SK"), ("pk", "sk"), ("Id", "Sort")])
+    d.key_type = "S" if chance(draw, 0.85) else one(draw, ["N", "B"])
+    t: dict[str, Any] = {"name": one(draw, ["app-table", "fuzz"])}
     if d.key_type == "S":
         t["partitionKey"], t["sortKey"] = pk, sk
     else:
         t["partitionKey"] = {"name": pk, "type": d.key_type}
         t["sortKey"] = {"name": sk, "type": d.key_type}
-    if _chance(draw, 0.6 if d.key_type == "S" else 0.9):  # N, B: keys alone hardly tell
-        t["typeAttribute"] = _one(draw, ["type", "_et", "entity_type"])
-        if _chance(draw, 0.2):
+    if chance(draw, 0.6 if d.key_type == "S" else 0.9):  # N, B: keys alone hardly tell
+        t["typeAttribute"] = one(draw, ["type", "_et", "entity_type"])
+        if chance(draw, 0.2):
             t["labelAttribute"] = "edge"
-    if _chance(draw, 0.3):
+    if chance(draw, 0.3):
         t["versionAttribute"] = "version"
-    if _chance(draw, 0.2):
-        t["keyCasing"] = _one(draw, ["none", "lower", "upper"])
-    if _chance(draw, 0.3):
-        t["timestamps"] = _one(draw, [True, {"created": "_ct", "modified": "_md"}])
-    if _chance(draw, 0.3):
+    if chance(draw, 0.2):
+        t["keyCasing"] = one(draw, ["none", "lower", "upper"])
+    if chance(draw, 0.3):
+        t["timestamps"] = one(draw, [True, {"created": "_ct", "modified": "_md"}])
+    if chance(draw, 0.3):
         t["storeKeyFields"] = True
     d.data["table"] = t
 
@@ -142,19 +73,19 @@ def indexes(draw: Draw, d: Draft) -> None:
     t, found = d.data["table"], {}
     pk, sk = d.attr("partitionKey"), d.attr("sortKey")
     typed = d.data["table"]["partitionKey"] if d.key_type != "S" else None
-    if _chance(draw, 0.5):
-        found[_one(draw, ["inverted", "byTarget"])] = {
+    if chance(draw, 0.5):
+        found[one(draw, ["inverted", "byTarget"])] = {
             "partitionKey": d.data["table"]["sortKey"] if typed else sk,
             "sortKey": typed or pk,
         }
     for i in range(draw(st.integers(0, 2))):
         index: dict[str, Any] = {"partitionKey": f"GSI{i + 1}PK"}
-        if _chance(draw, 0.85):
+        if chance(draw, 0.85):
             index["sortKey"] = f"GSI{i + 1}SK"
-        if _chance(draw, 0.25):
-            index["projection"] = _one(draw, ["KEYS_ONLY", ["name", "status"], ["score"]])
+        if chance(draw, 0.25):
+            index["projection"] = one(draw, ["KEYS_ONLY", ["name", "status"], ["score"]])
         found[f"GSI{i + 1}"] = index
-    if _chance(draw, 0.15):
+    if chance(draw, 0.15):
         found["byLocal"] = {"partitionKey": typed or pk, "sortKey": "LSI1SK", "local": True}
     if found:
         t["indexes"] = found
@@ -164,7 +95,7 @@ def indexes(draw: Draw, d: Draft) -> None:
 def enums(draw: Draw, d: Draft) -> None:
     """Enums in both forms: a list, and GraphQL value to stored string."""
     for name in draw(st.lists(st.sampled_from(["Status", "Color"]), max_size=2, unique=True)):
-        if _chance(draw, 0.5):
+        if chance(draw, 0.5):
             d.section("enums")[name] = ["OPEN", "CLOSED"] if name == "Status" else ["RED", "BLUE"]
         else:
             d.section("enums")[name] = {"OPEN": "open", "IN_PROGRESS": "in-progress"}
@@ -173,98 +104,12 @@ def enums(draw: Draw, d: Draft) -> None:
 # ---- types --------------------------------------------------------------------------------
 
 
-def _key(d: Draft, prefix: str, shape: str, parent: Kind | None) -> tuple[Any, list[str]]:
-    if d.key_type != "S":  # a number or binary key is one bare placeholder
-        if shape == "child" and parent is not None:
-            return {"pk": f"{{{_lower(parent.name)}Id}}", "sk": "{id}"}, [
-                f"{_lower(parent.name)}Id",
-                "id",
-            ]
-        if shape == "single":
-            return "{id}", ["id"]
-        return {"pk": "{ownerId}", "sk": "{id}"}, ["ownerId", "id"]
-    if shape == "single":
-        return f"{prefix}#{{id}}", ["id"]
-    if shape == "constant":
-        return {"pk": f"{prefix}#{{id}}", "sk": prefix}, ["id"]
-    if shape == "keyed":
-        return {"pk": f"{prefix}#{{ownerId}}", "sk": f"{prefix}X#{{id}}"}, ["ownerId", "id"]
-    assert parent is not None
-    link = f"{_lower(parent.name)}Id"
-    pk = parent.pk.replace("{id}", "{" + link + "}")
-    if prefix.startswith(("D", "F")):  # a number in the sort key, zero-padded: `{rank:04d}`
-        return {"pk": pk, "sk": f"{prefix}#{{rank:04d}}#{{id}}"}, [link, "rank", "id"]
-    return {"pk": pk, "sk": f"{prefix}#{{kind}}#{{id}}"}, [link, "kind", "id"]
-
-
-def _placeholders(template: str) -> list[str]:
-    return [p.split(":")[0] for p in re.findall(r"{([^}]*)}", template)]
-
-
-def _lower(name: str) -> str:
-    return name[:1].lower() + name[1:]
-
-
-def node_types(draw: Draw, d: Draft) -> None:
-    """1 to 4 types: one-template keys, {pk, sk} keys (placeholders or a constant sort key),
-    children of an earlier type, implicit types; typeValue, names, mutations, node, expose."""
-    # A number or binary key is one bare placeholder, so two types' keys overlap and only the
-    # type attribute tells their items apart, which the branch item-types makes work: one type.
-    most = 4 if d.key_type == "S" else 1
-    names = draw(st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=most, unique=True))
-    types = d.section("types")
-    for name in names:
-        parents = d.of_shape("single", "constant")
-        shapes = ["single", "single", "keyed", "constant"] + (["child"] * 2 if parents else [])
-        shape = _one(draw, shapes)
-        parent = _one(draw, parents) if shape == "child" else None
-        prefix = name[:3].upper()
-        key, key_fields = _key(d, prefix, shape, parent)
-        spec: dict[str, Any] = {"key": key}
-        if parent is not None:
-            spec["parent"] = {
-                "type": parent.name,
-                "field": _lower(parent.name),
-                "collection": _lower(name) + "s",
-            }
-            if _chance(draw, 0.3):
-                spec["parent"]["order"] = "desc"
-            if _chance(draw, 0.3):
-                spec["parent"]["count"] = "counter"
-            if _chance(draw, 0.15):
-                spec["node"] = False
-        if shape == "single" and _chance(draw, 0.15):
-            spec["implicit"] = True
-        if "typeAttribute" in d.data["table"] and _chance(draw, 0.3):
-            spec["typeValue"] = name.upper()
-        if _chance(draw, 0.1):
-            spec["mutations"] = False
-        if _chance(draw, 0.1):
-            spec["names"] = {"lookup": f"the{name}", "create": f"new{name}"}
-            if _chance(draw, 0.5):
-                spec["names"] |= {"connection": f"{name}List", "edge": f"{name}Item"}
-        if _chance(draw, 0.1):
-            spec["description"] = f"A {name.lower()}."
-        types[name] = spec
-        d.kinds[name] = Kind(name, spec, shape, prefix, key_fields)
-        if "kind" in key_fields:
-            d.kinds[name].stored["kind"] = "String!"
-            if _chance(draw, 0.5):
-                spec.setdefault("fields", {})["kind"] = "String!"
-        if "rank" in key_fields:
-            d.kinds[name].stored["rank"] = "Int!"
-            spec.setdefault("fields", {})["rank"] = "Int!"
-        if shape == "keyed" and d.key_type == "N":
-            spec.setdefault("fields", {})["ownerId"] = "Int!"
-            d.kinds[name].stored["ownerId"] = "Int!"
-
-
 def _scalar(draw: Draw, d: Draft, nullable: bool) -> str:
-    name = _one(draw, SCALARS + tuple(d.data.get("enums", {})))
+    name: str = one(draw, SCALARS + tuple(d.data.get("enums", {})))
     text = name
-    if _chance(draw, 0.15):
-        text = f"[{name}!]" + ("!" if not nullable and _chance(draw, 0.5) else "")
-    elif not nullable and _chance(draw, 0.5):
+    if chance(draw, 0.15):
+        text = f"[{name}!]" + ("!" if not nullable and chance(draw, 0.5) else "")
+    elif not nullable and chance(draw, 0.5):
         text += "!"
     return text
 
@@ -279,27 +124,27 @@ def fields(draw: Draw, d: Draft) -> None:
                 continue
             text = _scalar(draw, d, implicit)
             decl: Any = text
-            if _chance(draw, 0.4):
+            if chance(draw, 0.4):
                 decl = {"type": text}
                 taken = {
                     f.get("attribute")
                     for f in kind.spec.get("fields", {}).values()
                     if isinstance(f, dict)
                 }
-                if _chance(draw, 0.3):  # one attribute a field (two: MODELS.md's item-types rule)
-                    decl["attribute"] = _one(
+                if chance(draw, 0.3):  # one attribute a field (two: MODELS.md's item-types rule)
+                    decl["attribute"] = one(
                         draw, [a for a in (name.upper(), f"_{name}", "Data") if a not in taken]
                     )
                 base = text.strip("[]!")
-                if base == "String" and "[" not in text and _chance(draw, 0.3):
+                if base == "String" and "[" not in text and chance(draw, 0.3):
                     decl["length"] = [1, 50]
-                if base == "String" and "[" not in text and _chance(draw, 0.15):
+                if base == "String" and "[" not in text and chance(draw, 0.15):
                     decl["format"] = "email"
-                if base in ("String", "Int", "Boolean") and "[" not in text and _chance(draw, 0.2):
+                if base in ("String", "Int", "Boolean") and "[" not in text and chance(draw, 0.2):
                     decl["default"] = {"String": "x", "Int": 3, "Boolean": True}[base]
-                if base == "DateTime" and _chance(draw, 0.3):
+                if base == "DateTime" and chance(draw, 0.3):
                     decl["initial"] = "now"
-                if _chance(draw, 0.1):
+                if chance(draw, 0.1):
                     decl["description"] = f"The {name}."
             kind.spec.setdefault("fields", {})[name] = decl
             kind.stored[name] = text
@@ -307,13 +152,13 @@ def fields(draw: Draw, d: Draft) -> None:
 
 def uniques(draw: Draw, d: Draft) -> None:
     """A unique String field on a one-template type (a claim item per value)."""
-    for kind in d.of_shape("single"):
-        if kind.spec.get("implicit") or not _chance(draw, 0.25) or d.key_type != "S":
+    for kind in d.of_shape(*ONE_TEMPLATE):
+        if kind.implicit or not chance(draw, 0.25) or d.key_type != "S":
             continue
         unique: dict[str, Any] = {"key": "EMAIL#{email}"}
-        if _chance(draw, 0.5):
+        if chance(draw, 0.5):
             unique["caseInsensitive"] = True
-        if "typeAttribute" in d.data["table"] and _chance(draw, 0.3):
+        if "typeAttribute" in d.data["table"] and chance(draw, 0.3):
             unique["typeValue"] = "EMAIL"
         kind.spec.setdefault("fields", {})["email"] = {"type": "String", "unique": unique}
         kind.stored["email"] = "String"
@@ -322,17 +167,21 @@ def uniques(draw: Draw, d: Draft) -> None:
 
 def refs(draw: Draw, d: Draft) -> None:
     """References in each form: by the target's one placeholder, `holds: key`, composite
-    (placeholder <- field), over a list of ids."""
+    (placeholder <- field), over a list of ids, over the keys of a map (`keysOf`)."""
     for kind in list(d.kinds.values()):
-        if not _chance(draw, 0.5):
+        if not chance(draw, 0.5):
             continue
-        target = _one(draw, d.kinds.values())
+        target = one(draw, d.kinds.values())
         fields_ = kind.spec.setdefault("fields", {})
-        name = _lower(target.name)
+        name = lower(target.name)
         if name in fields_ or name in kind.key_fields:
             continue
-        form = _one(draw, ["one", "key", "list"] if len(target.key_fields) == 1 else ["composite"])
-        required = not kind.spec.get("implicit") and _chance(draw, 0.3)
+        forms = ["one", "key", "list", "keysOf"] if target.single else ["one", "key", "list"]
+        form = one(draw, forms if len(target.key_fields) == 1 else ["composite"])
+        if form == "keysOf":
+            keys_of(draw, d, kind, target)
+            continue
+        required = not kind.spec.get("implicit") and chance(draw, 0.3)
         if form == "one":
             fields_[f"{name}Id"] = "ID!" if required else "ID"
             fields_[name] = {"type": target.name + ("!" if required else ""), "ref": f"{name}Id"}
@@ -353,9 +202,9 @@ def refs(draw: Draw, d: Draft) -> None:
         kind.hops[name] = target.name
     for child in d.of_shape("child"):  # a ref over a key placeholder: the child's parent id
         parent = d.kinds[child.spec["parent"]["type"]]
-        link = child.key_fields[0]
-        if parent.single and _chance(draw, 0.3):
-            child.spec.setdefault("fields", {})["owner"] = {"type": f"{parent.name}!", "ref": link}
+        held = child.key_fields[0]
+        if parent.single and chance(draw, 0.3):
+            child.spec.setdefault("fields", {})["owner"] = {"type": f"{parent.name}!", "ref": held}
             child.hops["owner"] = parent.name
 
 
@@ -365,10 +214,10 @@ def derived(draw: Draw, d: Draft) -> None:
         parent = d.kinds[child.spec["parent"]["type"]]
         collection = child.spec["parent"]["collection"]
         fields_ = parent.spec.setdefault("fields", {})
-        if _chance(draw, 0.4):
+        if chance(draw, 0.4):
             fields_["latest"] = {"type": child.name, "first": collection}
         numbers = [f for f, t in child.stored.items() if t.strip("!") in ("Int", "Float")]
-        if numbers and _chance(draw, 0.5):
+        if numbers and chance(draw, 0.5):
             fields_["total"] = {"type": "Float!", "sum": f"{collection}.{numbers[0]}"}
 
 
@@ -379,21 +228,25 @@ def type_indexes(draw: Draw, d: Draft) -> None:
         if kind.spec.get("implicit"):
             continue
         for index in d.own_gsis():
-            if not _chance(draw, 0.5):
+            if not chance(draw, 0.5):
                 continue
             spec = d.indexes[index]
-            placeholders = [f for f, t in kind.stored.items() if "[" not in t] or ["id"]
-            first = _one(draw, placeholders)
+            ident = "id" if "id" in kind.key_fields else kind.ident  # `{id}`, or `{username}`
+            first = one(draw, [f for f, t in kind.stored.items() if "[" not in t] or [ident])
             spec_ = ""
-            if kind.stored.get(first, "").strip("!") in ("Int", "Float") and _chance(draw, 0.5):
-                spec_ = _one(draw, [":06d", ":.2f"])
+            if kind.stored.get(first, "").strip("!") in ("Int", "Float") and chance(draw, 0.5):
+                spec_ = one(draw, [":06d", ":.2f"])
             entry: dict[str, Any] = {"pk": f"{kind.prefix}_{index}#{{{first}{spec_}}}"}
-            if _chance(draw, 0.2):
-                entry = {"pk": f"{kind.prefix}_{index}#{{shard}}", "shards": _one(draw, [2, 4])}
+            if chance(draw, 0.2):
+                entry = {"pk": f"{kind.prefix}_{index}#{{shard}}", "shards": one(draw, [2, 4])}
             if "sortKey" in spec:
-                sks = ["{id}", kind.prefix] + ([f"{{{first}}}#{{id}}"] if first != "id" else [])
-                entry["sk"] = _one(draw, sks)
-            if _chance(draw, 0.15):
+                sks = [f"{{{ident}}}", kind.prefix]
+                if first != ident:
+                    sks.append(f"{{{first}}}#{{{ident}}}")
+                if first != ident and d.data["table"].get("storeKeyFields"):
+                    sks.append(f"{kind.prefix}#{{{first}}}{{{ident}}}")  # adjacent placeholders
+                entry["sk"] = one(draw, sks)
+            if chance(draw, 0.15):
                 entry["partial"] = True
             kind.spec.setdefault("indexes", {})[index] = entry
 
@@ -405,61 +258,66 @@ def edges(draw: Draw, d: Draft) -> None:
     """Edges between one-template types: forward (a connection or `one`), reverse over an
     inverted index or over a global index the edge writes, fields and copies of an end's
     fields, count, names, owns."""
-    ends = d.of_shape("single")
+    ends = d.of_shape(*ONE_TEMPLATE)
     if not ends:
         return
     pairs = [(a.name, b.name) for a in ends for b in ends]
     if "typeAttribute" not in d.data["table"]:  # keys alone tell the items apart
         pairs = [(a, b) for a, b in pairs if a != b]
-    chosen = draw(st.lists(st.sampled_from(pairs), max_size=3, unique=True)) if pairs else []
+    if not pairs:
+        return
+    least = 1 if chance(draw, 0.7) else 0
+    chosen = draw(st.lists(st.sampled_from(pairs), min_size=least, max_size=3, unique=True))
     for i, (source_name, target_name) in enumerate(chosen):
         source, target = d.kinds[source_name], d.kinds[target_name]
         label = ["LIKES", "HOLDS", "FOLLOWS"][i]
         edge: dict[str, Any] = {"from": source.name, "to": target.name}
         forward = f"{label.lower()}{target.name}s"
-        if _chance(draw, 0.8):
+        if chance(draw, 0.8):
             edge["forward"] = forward
-            if _chance(draw, 0.3):
-                edge["forward"] = {"field": forward, "one": _chance(draw, 0.5), "order": "desc"}
+            if chance(draw, 0.3):
+                edge["forward"] = {"field": forward, "one": chance(draw, 0.5), "order": "desc"}
             source.hops[forward] = target.name
             source.edge_hops[forward] = label
         reverse = f"{label.lower()}By{source.name}s"
         inverted, own = d.inverted(), d.own_gsis()
-        if (inverted or own) and _chance(draw, 0.7):
-            if inverted and (not own or _chance(draw, 0.5)):
-                index = _one(draw, inverted)
+        if (inverted or own) and chance(draw, 0.7):
+            if inverted and (not own or chance(draw, 0.5)):
+                index = one(draw, inverted)
             else:
-                index = _one(draw, own)
+                index = one(draw, own)
                 entry = {"pk": f"TO_{label}#{{to}}"}
                 if "sortKey" in d.indexes[index]:
                     entry["sk"] = "FROM#{from}"
                 edge["indexes"] = {index: entry}
-            edge["reverse"] = {"field": reverse, "index": index, "one": _chance(draw, 0.2)}
+            edge["reverse"] = {"field": reverse, "index": index, "one": chance(draw, 0.2)}
             target.hops[reverse] = source.name
             target.edge_hops[reverse] = label
         edge_fields: dict[str, Any] = {}
-        if _chance(draw, 0.6):
-            edge_fields["since"] = _one(
+        if chance(draw, 0.6):
+            edge_fields["since"] = one(
                 draw, ["Date", "DateTime", {"type": "DateTime", "initial": "now"}]
             )
-        if _chance(draw, 0.4):
-            edge_fields["weight"] = _one(draw, ["Int", "Int!", {"type": "Int!", "default": 1}])
+        if chance(draw, 0.4):
+            edge_fields["weight"] = one(draw, ["Int", "Int!", {"type": "Int!", "default": 1}])
+        if "Address" in d.data.get("objects", {}) and chance(draw, 0.2):
+            edge_fields["place"] = one(draw, ["Address", {"type": "[Address!]"}])
         copied = [f for f, t in source.stored.items() if f not in source.key_fields]
-        if copied and _chance(draw, 0.3):
-            edge_fields["copied"] = {"copyOf": f"from.{_one(draw, copied)}"}
+        if copied and chance(draw, 0.3):
+            edge_fields["copied"] = {"copyOf": f"from.{one(draw, copied)}"}
         copied = [f for f, t in target.stored.items() if f not in target.key_fields]
-        if copied and "reverse" in edge and _chance(draw, 0.2):
-            edge_fields["copiedTo"] = {"copyOf": f"to.{_one(draw, copied)}"}
+        if copied and "reverse" in edge and chance(draw, 0.2):
+            edge_fields["copiedTo"] = {"copyOf": f"to.{one(draw, copied)}"}
         if edge_fields:
             edge["fields"] = edge_fields
         implicit = source.spec.get("implicit") or target.spec.get("implicit")
-        if _chance(draw, 0.3) and not implicit:
+        if chance(draw, 0.3) and not implicit:
             edge["count"] = "counter"
-        if _chance(draw, 0.1):
+        if chance(draw, 0.1):
             edge["add"], edge["remove"] = f"link{label.title()}", f"unlink{label.title()}"
-        if _chance(draw, 0.05):
+        if chance(draw, 0.05):
             edge["mutations"] = False
-        if _chance(draw, 0.05):
+        if chance(draw, 0.05):
             edge["owns"] = True
         d.section("edges")[label] = edge
 
@@ -470,26 +328,26 @@ def paths(draw: Draw, d: Draft) -> None:
     filled by `shape`; `where` on the last edge's fields; a replica (`materialize`)."""
     for kind in list(d.kinds.values()):
         first = [f for f in kind.hops if f in kind.edge_hops]
-        if not first or not _chance(draw, 0.6):
+        if not first or not chance(draw, 0.8):
             continue
-        hop1 = _one(draw, first)
+        hop1 = one(draw, first)
         middle = d.kinds[kind.hops[hop1]]
         hops = [hop1]
         second = [f for f in middle.hops if f in middle.edge_hops]
-        if second and _chance(draw, 0.6):
-            hops.append(_one(draw, second))
+        if second and chance(draw, 0.6):
+            hops.append(one(draw, second))
         end = d.kinds[kind.hops[hop1] if len(hops) == 1 else middle.hops[hops[1]]]
         decl: dict[str, Any] = {"path": hops}
-        answer = _one(draw, ["nodes", "exists", "objects"])
+        answer = one(draw, ["nodes", "exists", "objects"])
         if answer == "nodes":
             decl["type"] = f"[{end.name}!]!"
         elif answer == "exists":
             decl["type"] = "Boolean!"
-            decl["arguments"] = {f"{_lower(end.name)}Id": "ID!"}
+            decl["arguments"] = {f"{lower(end.name)}Id": "ID!"}
         else:
             obj = f"{kind.name}Reach"
             obj_fields = {"node": f"{end.name}!"}
-            by_position = _chance(draw, 0.3)  # a hop named by its position
+            by_position = chance(draw, 0.3)  # a hop named by its position
             shape: dict[str, Any] = {"node": len(hops) if by_position else hops[-1]}
             if len(hops) == 2:
                 obj_fields["via"] = f"[{middle.name}!]!"
@@ -499,27 +357,31 @@ def paths(draw: Draw, d: Draft) -> None:
             decl["shape"] = shape
         label = (middle if len(hops) == 2 else kind).edge_hops[hops[-1]]
         edge_fields = d.data["edges"][label].get("fields", {})
-        if edge_fields and _chance(draw, 0.5):
-            name = _one(draw, sorted(edge_fields))
-            decl["where"] = _one(
+        compared = sorted(f for f in edge_fields if f != "place")  # an object compares nothing
+        if compared and chance(draw, 0.5):
+            name = one(draw, compared)
+            decl["where"] = one(
                 draw,
                 [
                     {name: None},
                     {"or": [{name: None}, {name: {"gt": "now" if name == "since" else 0}}]},
                 ],
             )
-        if _chance(draw, 0.2):
+        by_id = all(k.ident == "id" for k in (kind, middle, end))  # a replica names nodes by id
+        if (
+            by_id and d.key_type == "S" and chance(draw, 0.4)
+        ):  # over an implicit start too (a `~edgewise` item)
             replica: dict[str, Any] = {"key": {"pk": f"{kind.prefix}#{{from}}", "sk": "R#{to}"}}
             if len(hops) == 2:
                 replica["key"]["sk"] = "R#{to}|{via}"
             if "where" in decl:
                 replica["copy"] = [next(k for k in edge_fields if k in str(decl["where"]))]
             decl["materialize"] = replica
-        name = _one(draw, ["reach", "reached"])
+        name = one(draw, ["reach", "reached"])
         kind.spec.setdefault("fields", {})[name] = decl
-        if "materialize" in decl and _chance(draw, 0.5):  # another field read from that replica
+        if "materialize" in decl and chance(draw, 0.5):  # another field read from that replica
             shared = {"type": "Boolean!", "path": hops, "materialize": name}
-            shared["arguments"] = {f"{_lower(end.name)}Id": "ID!"}
+            shared["arguments"] = {f"{lower(end.name)}Id": "ID!"}
             if "where" in decl:
                 shared["where"] = decl["where"]
             kind.spec["fields"]["mayReach"] = shared
@@ -531,37 +393,40 @@ def paths(draw: Draw, d: Draft) -> None:
 def queries(draw: Draw, d: Draft) -> None:
     """Access patterns: over a global index a type writes (partition and sort templates from its
     entry, `between`, equality `arguments`, a `where` with `$arguments`, `order`), a type's
-    field with `on:`, several types as a union, a child collection of the table."""
+    field with `on:`, several types as a union, a child collection of the table; a sort template
+    without a placeholder (a prefix)."""
     out = d.section("queries")
     for kind in d.kinds.values():
         for index, entry in kind.spec.get("indexes", {}).items():
-            if not _chance(draw, 0.6):
+            if not chance(draw, 0.6):
                 continue
             query: dict[str, Any] = {"type": kind.name, "index": index, "partition": entry["pk"]}
             sk = entry.get("sk")
-            if sk is not None and _chance(draw, 0.7):
+            if sk is not None and chance(draw, 0.7):
                 sort: dict[str, Any] = {"template": sk}
-                if "{" in sk and _chance(draw, 0.5):
+                if "{" in sk and chance(draw, 0.5):
                     sort["between"] = ["from", "to"]
-                    if _chance(draw, 0.3):
+                    if chance(draw, 0.3):
                         sort["exclusive"] = True
-                elif "{" in sk and _chance(draw, 0.5):
-                    sort["arguments"] = _placeholders(sk)[:1]
+                elif "{" in sk and chance(draw, 0.5):
+                    sort["arguments"] = placeholders(sk)[:1]
+                elif sk.split("{")[0] and chance(draw, 0.3):  # a constant prefix of the sort key
+                    sort["template"] = sk.split("{")[0]
                 query["sort"] = sort
-            if _chance(draw, 0.3):
+            if chance(draw, 0.3):
                 query["order"] = "desc"
-            if _chance(draw, 0.4):
+            if chance(draw, 0.4):
                 _where(draw, kind, query)
-            if _chance(draw, 0.1):
+            if chance(draw, 0.1):
                 query["count"] = "counter"
             owners = [
-                k for k in d.kinds.values() if k.single and f"{_lower(k.name)}Id" in entry["pk"]
+                k for k in d.kinds.values() if k.single and f"{{{lower(k.name)}Id}}" in entry["pk"]
             ]
-            if owners and _chance(draw, 0.5):
+            if owners and chance(draw, 0.5):
                 owner = owners[0]
                 query["on"] = owner.name
-                query["partition"] = entry["pk"].replace(f"{_lower(owner.name)}Id", "id")
-            out[f"{_lower(kind.name)}By{index}"] = query
+                query["partition"] = entry["pk"].replace(f"{lower(owner.name)}Id", owner.ident)
+            out[f"{lower(kind.name)}By{index}"] = query
     shared = [
         (k, i)
         for k in d.kinds.values()
@@ -572,7 +437,7 @@ def queries(draw: Draw, d: Draft) -> None:
     for kind, index in shared:
         by_index.setdefault(index, []).append(kind)
     for index, kinds in by_index.items():
-        if len(kinds) > 1 and _chance(draw, 0.4):
+        if len(kinds) > 1 and chance(draw, 0.4):
             pk = kinds[0].spec["indexes"][index]["pk"].split("#")[0] + "#{id}"
             out[f"all{index}"] = {
                 "types": [k.name for k in kinds],
@@ -581,12 +446,14 @@ def queries(draw: Draw, d: Draft) -> None:
                 "partition": pk,
             }
     for child in d.of_shape("child"):
-        if _chance(draw, 0.3):
-            out[f"{_lower(child.name)}sOf"] = {
+        if chance(draw, 0.3):
+            out[f"{lower(child.name)}sOf"] = {
                 "type": child.name,
                 "partition": child.pk,
                 "sort": {"template": child.spec["key"]["sk"], "arguments": child.key_fields[1:2]},
             }
+            if chance(draw, 0.3):  # a constant template: a prefix of the sort key
+                out[f"{lower(child.name)}sOf"]["sort"] = {"template": child.prefix + "#"}
     if not out:
         del d.data["queries"]
 
@@ -598,10 +465,10 @@ def _where(draw: Draw, kind: Kind, query: dict[str, Any]) -> None:
     where: dict[str, Any] = {}
     if numbers:
         where[numbers[0]] = {"lte": "$most"}
-        query["arguments"] = {"most": _one(draw, ["Int", "Float", "String"])}
+        query["arguments"] = {"most": one(draw, ["Int", "Float", "String"])}
     if texts:
-        where[texts[0]] = _one(draw, [{"in": ["a1", "b2"]}, {"ne": None}, "a1", None])
-    if len(where) > 1 and _chance(draw, 0.5):
+        where[texts[0]] = one(draw, [{"in": ["a1", "b2"]}, {"ne": None}, "a1", None])
+    if len(where) > 1 and chance(draw, 0.5):
         where = {"or": [{k: v} for k, v in where.items()]}
     if where:
         query["where"] = where
@@ -610,27 +477,25 @@ def _where(draw: Draw, kind: Kind, query: dict[str, Any]) -> None:
 def access(draw: Draw, d: Draft) -> None:
     """Access rules: a principal, read paths over edge fields (`self`), field rules, and the
     mutations a principal may run."""
-    principals = [k for k in d.of_shape("single") if not k.spec.get("implicit")]
-    if not principals or not _chance(draw, 0.2):
+    principals = [k for k in d.of_shape(*ONE_TEMPLATE) if not k.implicit]
+    if not principals or not chance(draw, 0.2):
         return
-    principal = _one(draw, principals)
+    principal = one(draw, principals)
     read: dict[str, list[str]] = {principal.name: ["self"]}
     for hop, reached in principal.hops.items():
         if hop in principal.edge_hops:
             read.setdefault(reached, []).append(hop)
     rules: dict[str, Any] = {"principal": principal.name, "read": read}
     stored = [f for f in principal.stored if f not in principal.key_fields]
-    if stored and _chance(draw, 0.5):
+    if stored and chance(draw, 0.5):
         rules["fields"] = {f"{principal.name}.{stored[0]}": ["self"]}
-    if _chance(draw, 0.5) and principal.spec.get("mutations", True):
+    if chance(draw, 0.5) and principal.spec.get("mutations", True):
         update = principal.spec.get("names", {}).get("update", f"update{principal.name}")
-        rules["mutations"] = {update: {"input.id": ["self"]}}
+        rules["mutations"] = {update: {f"input.{principal.ident}": ["self"]}}
     for label, edge in d.data.get("edges", {}).items():
-        if edge["from"] == principal.name != edge["to"] and _chance(draw, 0.5):
+        if edge["from"] == principal.name != edge["to"] and chance(draw, 0.5):
             add = edge.get("add", f"add{label.title()}")
-            rules.setdefault("mutations", {})[add] = _one(
-                draw, [{}, {f"{_lower(principal.name)}Id": ["self"]}]
-            )
+            rules.setdefault("mutations", {})[add] = one(draw, [{}, {principal.end: ["self"]}])
     d.data["access"] = rules
 
 
@@ -638,7 +503,7 @@ def expose(draw: Draw, d: Draft) -> None:
     """A type's `expose`: its fields in an order, some left out."""
     for kind in d.kinds.values():
         listed = ["id", *kind.spec.get("fields", {})]
-        if _chance(draw, 0.1):
+        if chance(draw, 0.1):
             kind.spec["expose"] = draw(st.permutations(listed))[: max(1, len(listed) - 1)]
 
 
@@ -650,27 +515,27 @@ def shared_attributes(draw: Draw, d: Draft) -> None:
     taken += [table["typeAttribute"]] if "typeAttribute" in table else []
     for kind in d.kinds.values():
         stored = [f for f in kind.spec.get("fields", {}) if f in kind.stored]
-        if stored and _chance(draw, 0.08):
-            name = _one(draw, stored)
+        if stored and chance(draw, 0.08):
+            name = one(draw, stored)
             decl = kind.spec["fields"][name]
             decl = dict(decl) if isinstance(decl, dict) else {"type": decl}
-            kind.spec["fields"][name] = decl | {"attribute": _one(draw, taken)}
+            kind.spec["fields"][name] = decl | {"attribute": one(draw, taken)}
 
 
 def table_extras(draw: Draw, d: Draft) -> None:
     """Deletes too large for one transaction marked on an index (`deletions`), an id rule
     (`ids`)."""
     own = [i for i in d.own_gsis() if "sortKey" in d.indexes[i]]
-    if own and _chance(draw, 0.15):
+    if own and chance(draw, 0.15):
         d.data["table"]["deletions"] = {"index": own[0]}
-    if d.key_type == "S" and _chance(draw, 0.1):
+    if d.key_type == "S" and chance(draw, 0.1):
         d.data["table"]["ids"] = {"pattern": "[a-z0-9]{1,20}", "description": "a-z and 0-9"}
 
 
 def root_expose(draw: Draw, d: Draft) -> None:
     """The root fields served, in an order, some left out (`expose: {Query, Mutation}`)."""
     lookups = [
-        k.spec.get("names", {}).get("lookup", _lower(k.name))
+        k.spec.get("names", {}).get("lookup", lower(k.name))
         for k in d.kinds.values()
         if k.spec.get("node", True)
     ]
@@ -680,14 +545,14 @@ def root_expose(draw: Draw, d: Draft) -> None:
         *lookups,
         *(n for n, q in d.data.get("queries", {}).items() if "on" not in q),
     ]
-    if _chance(draw, 0.1):
+    if chance(draw, 0.1):
         d.data["expose"] = {"Query": draw(st.permutations(roots))[: max(1, len(roots) - 1)]}
     creates = [
         k.spec.get("names", {}).get("create", f"create{k.name}")
         for k in d.kinds.values()
         if k.spec.get("mutations", True) and not k.spec.get("implicit")
     ]
-    if creates and _chance(draw, 0.1):
+    if creates and chance(draw, 0.1):
         d.data.setdefault("expose", {})["Mutation"] = creates
 
 
@@ -697,6 +562,7 @@ FEATURES: tuple[Callable[[Draw, Draft], None], ...] = (
     enums,
     node_types,
     fields,
+    stored_objects,
     uniques,
     refs,
     derived,
@@ -751,23 +617,23 @@ def _get(node: Any, path: tuple[Any, ...]) -> Any:
 
 def _change(draw: Draw, data: dict[str, Any]) -> None:
     places = _places(data)
-    place = _one(draw, places)
+    place = one(draw, places)
     holder, last = _get(data, place[:-1]), place[-1]
-    how = _one(draw, ["drop", "swap", "typo", "literal", "unknown"])
+    how = one(draw, ["drop", "swap", "typo", "literal", "unknown"])
     if how == "drop":
         del holder[last]
     elif how == "swap":  # another value of the file at this place
-        holder[last] = copy.deepcopy(_one(draw, _leaves(data)))
+        holder[last] = copy.deepcopy(one(draw, _leaves(data)))
     elif how == "typo":
         value = holder[last]
         if isinstance(value, str) and value:
-            holder[last] = value[:-1] if _chance(draw, 0.5) else value + "s"
+            holder[last] = value[:-1] if chance(draw, 0.5) else value + "s"
         elif isinstance(holder, dict) and isinstance(last, str):
             holder[last + "s"] = holder.pop(last)
     elif how == "literal":  # a template's literal text changed, or a placeholder made up
         value = holder[last]
         if isinstance(value, str):
-            holder[last] = _one(draw, [value.replace("#", ""), value + "#{extra}", "{id}", ""])
+            holder[last] = one(draw, [value.replace("#", ""), value + "#{extra}", "{id}", ""])
     elif isinstance(holder[last], dict):
         holder[last]["unknownKey"] = 1
 
@@ -777,7 +643,7 @@ def mutated(draw: Draw, strategy: st.SearchStrategy[dict[str, Any]] | None = Non
     """A model from :func:`models` (or ``strategy``), changed in 0 to 2 places (none for
     half of them)."""
     data = copy.deepcopy(draw(strategy if strategy is not None else models()))
-    for _ in range(_one(draw, [0, 0, 0, 1, 1, 2])):
+    for _ in range(one(draw, [0, 0, 0, 1, 1, 2])):
         if not _places(data):
             break
         _change(draw, data)

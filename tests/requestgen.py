@@ -119,6 +119,9 @@ class _Builder:
             return out
         assert isinstance(type_, GraphQLScalarType)
         seen = self.pools.named.get(name, [])
+        tail = re.search(r"(?<=[a-z0-9])[A-Z][a-z0-9]*$", name)  # `bookUsername`: a username
+        if tail is not None and tail.group() != "Id":
+            seen = seen + self.pools.named.get(tail.group().lower(), [])
         if name in ("after", "before"):  # cursors answered, of this connection or another
             seen = self.pools.named.get("cursor", []) + self.pools.named.get("endCursor", [])
         if type_.name == "ID":
