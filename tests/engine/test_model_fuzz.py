@@ -152,10 +152,13 @@ class Asker:
 
 
 @asynccontextmanager
-async def served(dynamodb: EmbeddedDynamoDB, path: Path, draw: Draw) -> AsyncIterator[Asker]:
-    """The model at ``path`` served over a fresh table created with its layout, introspected:
-    an :class:`Asker` for it, whose drawn requests are an admin's, a principal's or signed out
-    where the model has access rules."""
+async def served(
+    dynamodb: EmbeddedDynamoDB, path: Path, draw: Draw, sample: dict[str, Any] | None = None
+) -> AsyncIterator[Asker]:
+    """The model at ``path`` served over a fresh table created with its layout (holding the
+    items of ``sample``, as in a ``sample.yaml``), introspected: an :class:`Asker` for it, whose
+    drawn requests are an admin's, a principal's or signed out where the model has access
+    rules."""
     dynamodb.reset()
     engine = engine_for(str(path))
     name = engine.model.table or "fuzz"
@@ -167,6 +170,8 @@ async def served(dynamodb: EmbeddedDynamoDB, path: Path, draw: Draw) -> AsyncIte
     async with open_client(Endpoint(dynamodb.url), lean=LEAN) as client:
         await create_table(client.control, name, layout=engine.layout)
         table = Table(client, name, layout=engine.layout)
+        if sample is not None:
+            await table.batch_write(engine.items(table, sample))
         app = create_app(Settings(model=str(path), table=name, jwt_secret=secret), table=table)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://fuzz") as http:
@@ -219,7 +224,8 @@ def test_the_generator_drafts_mostly_valid_models(tmp_path: Path) -> None:
 
 # Each: `name`, `model` (the file), and `refused` (the line or lines check-model prints), or
 # `served` (requests each answering data or coded errors, sent as the token of `subject` if
-# given; one given as `{request, data}` answers exactly that data), or
+# given, over the items of `sample` if given; one given as `{request, data}` answers exactly
+# that data), or
 # neither (refused with lines, or served and asked drawn requests).
 FOUND = yaml.safe_load((Path(__file__).parent / "model_fuzz_found.yaml").read_text())
 CASES = [pytest.param(case, id=case["name"]) for case in FOUND]
@@ -243,7 +249,7 @@ def test_a_model_found_failing_is_refused_or_served(
     token = hs256(case["subject"]) if "subject" in case else None
 
     async def ask(draw: Draw) -> None:
-        async with served(dynamodb, path, draw) as asker:
+        async with served(dynamodb, path, draw, case.get("sample")) as asker:
             for request in case.get("served", ()):
                 if isinstance(request, str):
                     await asker.send(request, {}, token)
