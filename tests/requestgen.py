@@ -1,6 +1,6 @@
 """GraphQL requests for any served schema, drawn with hypothesis: one operation per root field,
-its arguments as variables (valid values, values that break a key or a scalar, and now and then
-a value of the wrong type), its selection every leaf field a few levels down (connections, refs,
+its arguments as variables (valid values; in a quarter of them, values that break a key or a
+scalar and now and then a value of the wrong type), its selection every leaf field a few levels down (connections, refs,
 paths and unions included). Values come from pools that grow with what the server answered, so a
 lookup after a create asks for what was created (``tests/engine/test_model_fuzz.py``)."""
 
@@ -29,15 +29,24 @@ from hypothesis import strategies as st
 
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 
+# Values a key or a scalar holds ("1", "YTE=": a number and a binary key's), and values that
+# break one (a key's separator, empty, too long, not a date), sent in a bad request.
 CONSTANTS: dict[str, list[Any]] = {
-    "ID": ["a1", "b2", "x#y", "", "USER#a1", "1", "q" * 300],
-    "String": ["a1", "b2", "x", "", " ", "x#y", "a|b", "é", "Zz", "2026-01-15", "q" * 300],
+    "ID": ["a1", "b2", "1", "42", "YTE=", "Zz"],
+    "String": ["a1", "b2", "x", "é", "Zz", "2026-01-15", "YjI=", "a@b.io"],
     "Int": [0, 1, 2, -5, 42, 2**31 - 1, -(2**31)],
     "Float": [0.0, 1.5, -2.25, 1e10, 3],
     "Boolean": [True, False],
-    "Date": ["2026-01-15", "1999-12-31", "2026-13-45", "soon"],
-    "DateTime": ["2026-01-15T09:00:00.000Z", "2026-01-15T09:00:00+02:00", "later"],
-    "JSON": [{}, {"a": [1, "b", None]}, "text", 3, [1, 2], None],
+    "Date": ["2026-01-15", "1999-12-31"],
+    "DateTime": ["2026-01-15T09:00:00.000Z", "2026-01-15T09:00:00+02:00"],
+    "JSON": [{}, {"a": [1, "b", None]}, {"org1": "admin", "b2": 1}, "text", 3, [1, 2]],
+}
+BREAKING: dict[str, list[Any]] = {
+    "ID": ["x#y", "", "USER#a1", "q" * 300, "a|b"],
+    "String": ["", " ", "x#y", "a|b", "q" * 300],
+    "Date": ["2026-13-45", "soon"],
+    "DateTime": ["later", "2026-01-15"],
+    "JSON": [None],
 }
 WRONG = [None, "text", 7, 1.5, True, [1], {"k": "v"}]  # any of them, for any type
 
@@ -95,20 +104,27 @@ class _Builder:
     # ---- values --------------------------------------------------------------------------
 
     def value(
-        self, type_: GraphQLInputType, name: str, depth: int = 0, owner: str | None = None
+        self,
+        type_: GraphQLInputType,
+        name: str,
+        depth: int = 0,
+        owner: str | None = None,
+        required: bool = False,
     ) -> Any:
-        """A value for ``name`` of ``type_``; ``owner``: the type an `id` names."""
+        """A value for ``name`` of ``type_``; ``owner``: the type an `id` names; ``required``:
+        not null (but for a wrong value now and then)."""
         if self.chance(self.wrong):
             return self.draw(st.sampled_from(WRONG))
         if isinstance(type_, GraphQLNonNull):
-            return self.value(type_.of_type, name, depth, owner)
-        if self.chance(0.1):
+            return self.value(type_.of_type, name, depth, owner, required=True)
+        if not required and self.chance(0.1):
             return None
         if isinstance(type_, GraphQLList):
             size = self.draw(st.integers(0, 2 if depth < 2 else 0))
             return [self.value(type_.of_type, name, depth + 1, owner) for _ in range(size)]
         if isinstance(type_, GraphQLEnumType):
-            return self.draw(st.sampled_from([*type_.values, "NOT_A_VALUE"]))
+            bad = ["NOT_A_VALUE"] if self.wrong else []
+            return self.draw(st.sampled_from([*type_.values, *bad]))
         if isinstance(type_, GraphQLInputObjectType):
             out = {}
             inside = re.sub(r"^(Create|Update)|Input$", "", type_.name)
@@ -131,6 +147,8 @@ class _Builder:
                 return self.draw(st.sampled_from(typed))
             seen = seen + self.pools.ids
         choices = CONSTANTS.get(type_.name, CONSTANTS["String"])
+        if self.wrong and self.chance(0.3):
+            choices = BREAKING.get(type_.name, BREAKING["String"])
         if seen and self.chance(0.7):
             return self.draw(st.sampled_from(seen))
         return self.draw(st.sampled_from(choices))
@@ -175,10 +193,11 @@ class _Builder:
 
 
 def operation(
-    draw: Draw, schema: GraphQLSchema, root: str, name: str, pools: Pools, wrong: float = 0.03
+    draw: Draw, schema: GraphQLSchema, root: str, name: str, pools: Pools, bad: float = 0.25
 ) -> Operation:
-    """One request for the root field ``name`` of ``root`` (query or mutation)."""
-    builder = _Builder(draw, schema, pools, wrong)
+    """One request for the root field ``name`` of ``root`` (query or mutation): a bad one
+    (values that break a key or a scalar, or of the wrong type) with probability ``bad``."""
+    builder = _Builder(draw, schema, pools, 0.1 if chance(draw, bad) else 0.0)
     parent = schema.query_type if root == "query" else schema.mutation_type
     assert parent is not None
     root_field = parent.fields[name]
@@ -186,7 +205,8 @@ def operation(
     if root == "mutation":
         owner = re.sub(r"^(create|update|delete|new|the)", "", name)
     args = builder.arguments(root_field.args, owner)
-    body = f"{name}{args} {builder.selection(root_field.type, 4)}".strip()
+    depth = 4 if root == "query" else 2  # a mutation's answer: within the cost limit
+    body = f"{name}{args} {builder.selection(root_field.type, depth)}".strip()
     declared = f"({', '.join(builder.declared)})" if builder.declared else ""
     return Operation(f"{root} fuzz{declared} {{ {body} }}", builder.variables, root, name)
 
