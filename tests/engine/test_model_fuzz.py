@@ -206,7 +206,11 @@ def test_an_accepted_model_answers_without_server_errors(
 ) -> None:
     path = tmp_path / "model.yaml"
     if checked(path, data):
-        asyncio.run(serve_and_ask(dynamodb, path, draw.draw))
+        try:
+            asyncio.run(serve_and_ask(dynamodb, path, draw.draw))
+        except AssertionError as failed:
+            failed.add_note(f"the model:\n{path.read_text()}")
+            raise
 
 
 def test_the_generator_drafts_mostly_valid_models(tmp_path: Path) -> None:
