@@ -116,12 +116,13 @@ class Items:
         return item
 
     def values_of(self, node: NodeType, item: Mapping[str, Any]) -> dict[str, Any]:
-        """Field values (GraphQL names) of a stored item, key placeholders included (a number
-        parsed from the key's text, `0007` -> 7, as the field writes it)."""
+        """Field values (GraphQL names) of a stored item, key placeholders included: a
+        placeholder's own attribute as written where the item has one (the key may hold a cased
+        or formatted copy: `alice`, `0007`), else the key's text (a number as its field's)."""
         values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
         for name, f in node.fields.items():
-            unsplit = f.kind == "key" and name not in values  # of a run: its own attribute
-            if (f.kind in ("value", "stamp") or unsplit) and f.attribute in item:
+            own = f.kind == "key" and not f.from_key  # `from: key`: the attribute is another's
+            if (f.kind in ("value", "stamp") or own) and f.attribute in item:
                 values[name] = item[f.attribute]
             elif f.kind == "key" and isinstance(values.get(name), str):
                 values[name] = _number(f, values[name])
