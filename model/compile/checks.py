@@ -387,6 +387,8 @@ class _Checks(_Base):
             keys.append(_Key(self.sk, "the table's sort key", None))
             declared = self.file.edges[edge.label].fields
             owners.append((("edges", edge.label), declared, edge.fields, keys + _written(edge)))
+        for node in types.values():
+            self._check_shared(node)
         for place, declared, fields, keys in owners:
             for name, field in fields.items():
                 if field.kind not in ("value", "key", "copy", "stamp"):
@@ -422,6 +424,30 @@ class _Checks(_Base):
                             "name another attribute",
                         )
                         break
+
+    def _check_shared(self, node: NodeType) -> None:
+        """Two fields of a type may read one attribute, the first declared writing it: another
+        reads what that one wrote, so it has its type (non-null only where the writer is)."""
+        writers: dict[str, Field] = {}
+        declared = self.file.types[node.name].fields
+        for name, field in node.fields.items():
+            if field.kind not in ("value", "key") or field.from_key:
+                continue
+            writer = writers.setdefault(field.attribute, field)
+            wrote, reads = writer.type, field.type
+            fits = (reads.name, reads.list) == (wrote.name, wrote.list)
+            fits = fits and (wrote.non_null or not reads.non_null)
+            if writer is field or (fits and (wrote.item_non_null or not reads.item_non_null)):
+                continue
+            where: Path = ("types", node.name, "fields", name)
+            if isinstance(declared.get(name), s.FieldSpec):
+                where = (*where, "type")
+            article = "an" if str(wrote)[:1] in "AEIOU" else "a"
+            self.problem(
+                where,
+                f"{name} reads the attribute {field.attribute!r} that {writer.name} writes, so "
+                f"it holds {article} {wrote}; declare it {wrote} (or name another attribute)",
+            )
 
 
 class _Key(NamedTuple):
