@@ -137,7 +137,7 @@ def _key_fields(draw: Draw, d: Draft, kind: Kind) -> None:
         else:
             fields[name] = {"type": typed, "attribute": upper(name)}
         if form == "key" and chance(draw, 0.3):  # a second field over that attribute: read-only
-            fields[f"{name}Copy"] = {"type": "String", "attribute": name}
+            fields[f"{name}Copy"] = {"type": typed.rstrip("!"), "attribute": name}
     if not fields:
         del kind.spec["fields"]
 
