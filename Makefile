@@ -114,7 +114,7 @@ fuzz: $(STAMP)
 
 # A long run of the model fuzz test (issue 30; `make test` runs a few dozen derandomized
 # examples): MODEL_FUZZ_EXAMPLES random model files through check-model, and as many served and
-# asked every root field (on 2 shared cores about 10 a second checked, 0.5 a second served).
+# asked every root field (on 2 shared cores about 8 a second checked, 1 a second served).
 MODEL_FUZZ_EXAMPLES ?= 500
 fuzz-models: $(STAMP)
 	EDGEWISE_FUZZ_EXAMPLES=$(MODEL_FUZZ_EXAMPLES) $(BIN)/pytest -q tests/engine/test_model_fuzz.py

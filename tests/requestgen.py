@@ -1,8 +1,9 @@
 """GraphQL requests for any served schema, drawn with hypothesis: one operation per root field,
 its arguments as variables (valid values; in a quarter of them, values that break a key or a
-scalar and now and then a value of the wrong type), its selection every leaf field a few levels down (connections, refs,
-paths and unions included). Values come from pools that grow with what the server answered, so a
-lookup after a create asks for what was created (``tests/engine/test_model_fuzz.py``)."""
+scalar and now and then a value of the wrong type), its selection every leaf field a few levels
+down (connections, refs, paths and unions included). Values come from pools that grow with what
+the server answered, so a lookup after a create asks for what was created
+(``tests/engine/test_model_fuzz.py``)."""
 
 from __future__ import annotations
 

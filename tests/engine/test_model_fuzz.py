@@ -11,9 +11,9 @@ coherent drafts, some changed a little), and each one
   carry an ``extensions.code``, never HTTP 500 and never INTERNAL_SERVER_ERROR; on the empty
   table, then after the creates, so lookups find items (:mod:`tests.requestgen`).
 
-``make test`` runs a few derandomized examples; ``EDGEWISE_FUZZ_EXAMPLES=N`` (``make fuzz``)
-runs N random ones of each test instead. Every model a run found failing is kept below as an
-explicit example.
+``make test`` runs a few dozen derandomized examples; ``EDGEWISE_FUZZ_EXAMPLES=N`` (``make
+fuzz-models``) runs N random ones of each test instead. Every model a run found failing is kept
+below as an explicit example.
 """
 
 from __future__ import annotations
