@@ -123,6 +123,7 @@ class _Base:
             )
             for n, i in table.indexes.items()
         }
+        self._check_attribute_names(table)
         for n in table.indexes:
             if not _INDEX_NAME.fullmatch(n):
                 self.problem(
@@ -157,6 +158,28 @@ class _Base:
             n: dict(zip(v, v, strict=True)) if isinstance(v, list) else dict(v)
             for n, v in file.enums.items()
         }
+
+    def _check_attribute_names(self, table: s.TableSpec) -> None:
+        """The attributes the table section names: DynamoDB holds none named by the empty
+        string, nor a key attribute of more than 255 bytes."""
+        named: list[tuple[Path, str | None]] = [
+            (("table", "partitionKey"), s.key_name(table.partition_key)),
+            (("table", "sortKey"), s.key_name(table.sort_key)),
+            (("table", "typeAttribute"), table.type_attribute),
+            (("table", "labelAttribute"), table.label_attribute),
+            (("table", "versionAttribute"), table.version_attribute),
+        ]
+        for n, i in table.indexes.items():
+            named.append((("table", "indexes", n, "partitionKey"), s.key_name(i.partition_key)))
+            if i.sort_key is not None:
+                named.append((("table", "indexes", n, "sortKey"), s.key_name(i.sort_key)))
+        for path, name in named:
+            if name is not None and not 0 < len(name.encode()) <= 255:
+                self.problem(
+                    path,
+                    f"DynamoDB names an attribute with 1 to 255 bytes, not {name[:20]!r}; "
+                    "give it such a name",
+                )
 
     def problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem(path, message))
