@@ -209,12 +209,14 @@ class _Base:
     def stored(self, fields: Mapping[str, Field], declared: Iterable[str]) -> set[str]:
         """The fields of a type whose values its items hold in attributes of their own: its
         stored values, and its key fields where the file declares them or
-        ``storeKeyFields`` writes them (``id`` too)."""
+        ``storeKeyFields`` writes them (``id`` too); not one read ``from: key``, which writes
+        the key alone."""
         keep = self.file.table.store_key_fields
         names = {
             n
             for n, f in fields.items()
-            if f.kind in ("value", "stamp") or (f.kind == "key" and (keep or n in declared))
+            if f.kind in ("value", "stamp")
+            or (f.kind == "key" and (keep or n in declared) and not f.from_key)
         }
         return names | {"id"} if keep else names
 
@@ -240,7 +242,7 @@ class _Base:
             path,
             f"{template.text!r}: {run} has no text between them, so the key cannot be split and "
             f"each value is read from its own attribute, which {names} has not; put a separator "
-            "such as # between them, or store it (declare the field; for {id}, "
+            "such as # between them, or store it (declare the field, not `from: key`; for {id}, "
             "table.storeKeyFields: true)",
         )
 
