@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: serve serve-local test docs playground audit clients dynalite dynamodb-local java browser redis schema clean \
-	bench fuzz soak wheel lambda
+	bench fuzz fuzz-models soak wheel lambda
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -116,6 +116,13 @@ soak: $(STAMP) $(BENCH_STAMP)
 FUZZ_EXAMPLES ?= 200
 fuzz: $(STAMP)
 	EDGEWISE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/http/test_fuzz.py
+
+# A long run of the model fuzz test (issue 30; `make test` runs a few dozen derandomized
+# examples): MODEL_FUZZ_EXAMPLES random model files through check-model, and as many served and
+# asked every root field (on 2 shared cores about 8 a second checked, 1 a second served).
+MODEL_FUZZ_EXAMPLES ?= 500
+fuzz-models: $(STAMP)
+	EDGEWISE_FUZZ_EXAMPLES=$(MODEL_FUZZ_EXAMPLES) $(BIN)/pytest -q tests/engine/test_model_fuzz.py
 
 # The wheel (GraphiQL's files built in from playground/package-lock.json) in dist/.
 wheel: $(STAMP) playground

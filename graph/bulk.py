@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import itertools
 import json
 import os
@@ -66,7 +65,7 @@ def _binary(text: Any, where: str) -> bytes:
         raise _Invalid(f"{where}: a binary value must be a base64 string")
     try:
         return base64.b64decode(text, validate=True)
-    except binascii.Error:
+    except ValueError:  # binascii.Error, or a character outside ASCII
         raise _Invalid(f"{where}: {json.dumps(text)} is not base64") from None
 
 

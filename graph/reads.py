@@ -27,7 +27,7 @@ from graph.errors import BadUserInput
 from graph.keys import ItemKey, Located
 from graph.table import Item, Layout, Table, to_dynamo
 from graph.watch import Watched
-from model import Bounds, Template
+from model import Bounds, KeyValueError, Template
 from model.templates import HIGHEST
 from model.values import Where
 
@@ -43,6 +43,7 @@ __all__ = [
     "cursor_of",
     "narrowed",
     "positions",
+    "typed_branch",
 ]
 
 log = logging.getLogger("edgewise")
@@ -98,6 +99,22 @@ def _typed_bound(layout: Layout, attribute: str | None, text: str | None) -> Any
     if text is None or text == "" or text.endswith(HIGHEST):
         return None
     return layout.value(attribute, text)
+
+
+def typed_branch(layout: Layout, index: str | None, branch: Branch) -> tuple[Any, str, Any, Any]:
+    """A branch's partition, prefix and bounds as its Query sends them: over a number or binary
+    key, values of that type (bounds, no prefix); BAD_USER_INPUT for a value it cannot hold."""
+    partition, prefix, low, high = branch.partition, branch.prefix, branch.low, branch.high
+    if not layout.types:
+        return partition, prefix, low, high
+    hash_key, range_key = layout.keys(index)
+    try:
+        if layout.types.get(range_key or ""):
+            low, high = _typed_bound(layout, range_key, low), _typed_bound(layout, range_key, high)
+            prefix = ""
+        return layout.value(hash_key, partition), prefix, low, high
+    except KeyValueError as exc:
+        raise BadUserInput(f"invalid argument: {exc}") from None
 
 
 def narrowed(
@@ -450,11 +467,8 @@ class Reads:
         layout = self.layout
         hash_key, range_key = layout.keys(listing.index)
         expr = Expr()
-        partition, prefix, low, high = branch.partition, branch.prefix, branch.low, branch.high
+        partition, prefix, low, high = typed_branch(layout, listing.index, branch)
         ascending = listing.forward != backward
-        if layout.types.get(range_key or ""):  # a number or binary sort key: bounds, no prefix
-            low, high = _typed_bound(layout, range_key, low), _typed_bound(layout, range_key, high)
-            prefix = ""
         if through is not None and range_key is not None:
             at = layout.value(range_key, through[_RANGE[listing.index is not None]])
             if ascending:
@@ -465,8 +479,6 @@ class Reads:
                 low = prefix if low is None and prefix else low
         if low is not None and high is not None and low > high:
             return None
-        if layout.types:
-            partition = layout.value(hash_key, partition)
         condition = expr.key_condition(hash_key, partition, range_key, prefix, low, high)
         params = {"KeyConditionExpression": condition, "ScanIndexForward": ascending}
         filters = []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import copy
 import math
 import random
@@ -107,7 +106,7 @@ class Layout:
             return number
         try:
             return base64.b64decode(text, validate=True)
-        except binascii.Error:
+        except ValueError:  # binascii.Error, or a character outside ASCII
             raise KeyValueError(
                 f"{attribute} is a binary key: give base64, got {text[:80]!r}"
             ) from None

@@ -189,6 +189,13 @@ class _Compiler:
                     f"{type_name} has no field {field_name!r}; {self.suggest(field_name, names)}",
                 )
                 continue
+            if node.expose is not None and field_name not in node.expose:
+                self.report(
+                    where,
+                    f"{dotted} is not served (types.{type_name}.expose leaves it out); add it to "
+                    "that list or remove this rule",
+                )
+                continue
             fields.setdefault(type_name, {})[field_name] = self.paths(where, texts, type_name)
         mutations: dict[str, tuple[Grant, ...]] = {}
         known = _id_arguments(model)

@@ -211,7 +211,7 @@ class _Compiler:
         if not names:
             self.report(
                 (*self.place, "path"),
-                "list the edge fields to follow, e.g. [groups, subscriptions]",
+                "a path follows at least one edge field; list them, e.g. [groups, subscriptions]",
             )
             return None
         at = node.name

@@ -159,8 +159,8 @@ def _templates(
     if not sk.literal_prefix:
         report(
             (*place, "sk"),
-            "begin the sort key with literal text (`GROUPSUB#`), so the replicas of a start "
-            "are one Query of its partition",
+            "the sort key begins with a placeholder, so a start's replicas are no one Query of "
+            "its partition; begin it with literal text (`GROUPSUB#`)",
         )
         return None
     return pk, sk
@@ -217,8 +217,8 @@ def _declared(
         if _literals(theirs) != _literals(ours):
             report(
                 place,
-                f"{name}'s key {theirs.text!r} must have the literal text of the replica's "
-                f"key {ours.text!r}, placeholders in the same places",
+                f"{name}'s key {theirs.text!r} differs from the replica's key {ours.text!r}; "
+                "give it the same literal text, placeholders in the same places",
             )
             return None
         pairs += zip(theirs.placeholders, ours.placeholders, strict=True)

@@ -104,7 +104,7 @@ class Template:
                 parts[i] = Placeholder(part.name, part.spec, following, casing, run)
         names = [p.name for p in parts if isinstance(p, Placeholder)]
         if len(set(names)) != len(names):
-            raise TemplateSyntaxError(f"{text!r}: a placeholder appears twice")
+            raise TemplateSyntaxError(f"{text!r}: a placeholder appears twice; name each once")
         return cls(text, tuple(parts))
 
     @property

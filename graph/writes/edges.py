@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from graph.errors import Conflict, EdgewiseError, NotFound
+from graph.errors import BadUserInput, Conflict, EdgewiseError, NotFound
 from graph.items import Codec, Ref
 from graph.marks import is_marked
 from graph.table import Failure, Item, from_dynamo
@@ -28,6 +28,11 @@ async def add_edge(
     """Put an edge, its ends checked (and counted) in the same transaction; an end that is
     ``one`` is conditioned on its counter when the edge is counted, else read first."""
     check_values(edge.fields, fields)
+    if _onto_an_end(writer, edge, source, target):
+        raise BadUserInput(
+            f"a {edge.label} edge cannot join {source.key.pk} to itself: its item would be "
+            "keyed like the node's own"
+        )
     async with writer.table.retries() as retries:
         while True:
             item, actions = await _adding(writer, edge, source, target, fields)
@@ -95,8 +100,17 @@ async def _adding(
     return item, actions
 
 
+def _onto_an_end(writer: Committer, edge: EdgeType, source: Ref, target: Ref) -> bool:
+    """Whether the edge's item would have the key of one of its ends' (a node joined to itself,
+    its key one template)."""
+    key = writer.codec.edge_key(edge, source.key, target.key)
+    return key in (source.key, target.key)
+
+
 async def remove_edge(writer: Committer, edge: EdgeType, source: Ref, target: Ref) -> bool:
     """Delete an edge and uncount it at its ends; False when there was none."""
+    if _onto_an_end(writer, edge, source, target):
+        return False  # none can be added, and that key is a node's own item
     key = writer.codec.edge_key(edge, source.key, target.key)
     async with writer.table.retries() as retries:
         while True:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from graph.items import Codec, Ref, shard_of
@@ -115,12 +116,16 @@ class Items:
         return item
 
     def values_of(self, node: NodeType, item: Mapping[str, Any]) -> dict[str, Any]:
-        """Field values (GraphQL names) of a stored item, key placeholders included."""
+        """Field values (GraphQL names) of a stored item, key placeholders included: a
+        placeholder's own attribute as written where the item has one (the key may hold a cased
+        or formatted copy: `alice`, `0007`), else the key's text (a number as its field's)."""
         values: dict[str, Any] = dict(self.codec.key_values(node, self.codec.item_key(item)) or {})
         for name, f in node.fields.items():
-            unsplit = f.kind == "key" and name not in values  # of a run: its own attribute
-            if (f.kind in ("value", "stamp") or unsplit) and f.attribute in item:
+            own = f.kind == "key" and not f.from_key  # `from: key`: the attribute is another's
+            if (f.kind in ("value", "stamp") or own) and f.attribute in item:
                 values[name] = item[f.attribute]
+            elif f.kind == "key" and isinstance(values.get(name), str):
+                values[name] = _number(f, values[name])
         if "id" in node.key_fields and "id" not in values and "id" in item:
             values["id"] = item["id"]  # in a run, stored by storeKeyFields
         return values
@@ -157,3 +162,16 @@ class Items:
         if unique.type_value is not None and self.model.type_attribute:
             item[self.model.type_attribute] = unique.type_value
         return item
+
+
+def _number(field: Field, text: str) -> Any:
+    """A key placeholder's text as its Int or Float field stores it (the text itself where it
+    is no number, or the field is of another type)."""
+    try:
+        if field.type.name == "Int":
+            return int(text)
+        if field.type.name == "Float":
+            return Decimal(text)
+    except (ValueError, ArithmeticError):
+        pass
+    return text

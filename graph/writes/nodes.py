@@ -160,6 +160,8 @@ async def _update_once(
     check_size(f"{node.name} {describe(node, key)}", new, node.fields)
     sets = {k: v for k, v in new.items() if old.get(k) != v and k not in (layout.pk, layout.sk)}
     removes = [k for k in old if k not in new]
+    if not sets and not removes:  # nothing to write (no version, no stamp): the read was all
+        return new
     action = writer.update_action(key, sets, removes)
     cond = f"attribute_exists({action.expr.name(layout.pk)})"
     cond += unmarked(model, action.expr)

@@ -3,6 +3,7 @@ every section uses; names and suggestions."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ __all__ = [
     "did_you_mean",
     "located_key",
     "lower_first",
+    "misfit",
     "singular",
     "split_key",
     "upper_first",
@@ -58,6 +60,46 @@ def located_key(key: s.KeyPair) -> bool:
     return "id" in pk.placeholders and split_key(key)
 
 
+_FITS = {
+    "String": (str,),
+    "ID": (str,),
+    "Date": (str,),
+    "DateTime": (str,),
+    "Int": (int,),
+    "Float": (int, float),
+    "Boolean": (bool,),
+}
+
+
+def misfit(
+    value: object, type_: TypeRef, option: str, enums: Mapping[str, Mapping[str, str]]
+) -> str | None:
+    """Why a field's ``default`` or ``initial`` cannot be its value, or None."""
+    if type_.list:
+        return f"{option} gives one value and the field is a list ({type_}); remove `{option}`"
+    if option == "initial" and value == "now":
+        if type_.name in ("DateTime", "String"):
+            return None
+        return f"`now` is a DateTime and the field is a {type_.name}; give a value or remove it"
+    if type_.name in enums:
+        if value in enums[type_.name]:
+            return None
+        return (
+            f"{value!r} is not a value of {type_.name}; use one of: {', '.join(enums[type_.name])}"
+        )
+    kinds = _FITS.get(type_.name)
+    wrong = kinds is not None and (
+        not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+    )
+    if wrong or (type_.name == "Date" and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value))):
+        article = "an" if type_.name[:1] in "AEIOU" else "a"
+        return f"{value!r} is not {article} {type_.name}; give {article} {type_.name} value"
+    return None
+
+
+_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")  # as DynamoDB's CreateTable takes it
+
+
 class _Base:
     """The compiler's state and the checks every section uses."""
 
@@ -81,6 +123,14 @@ class _Base:
             )
             for n, i in table.indexes.items()
         }
+        self._check_attribute_names(table)
+        for n in table.indexes:
+            if not _INDEX_NAME.fullmatch(n):
+                self.problem(
+                    ("table", "indexes", n),
+                    "DynamoDB names an index with 3 to 255 characters of A-Z a-z 0-9 _ . -, not "
+                    f"{n!r}; rename it",
+                )
         for n, i in table.indexes.items():
             if i.local and (s.key_name(i.partition_key) != self.pk or i.sort_key is None):
                 self.problem(
@@ -109,8 +159,43 @@ class _Base:
             for n, v in file.enums.items()
         }
 
+    def _check_attribute_names(self, table: s.TableSpec) -> None:
+        """The attributes the table section names: DynamoDB holds none named by the empty
+        string, nor a key attribute of more than 255 bytes."""
+        named: list[tuple[Path, str | None]] = [
+            (("table", "partitionKey"), s.key_name(table.partition_key)),
+            (("table", "sortKey"), s.key_name(table.sort_key)),
+            (("table", "typeAttribute"), table.type_attribute),
+            (("table", "labelAttribute"), table.label_attribute),
+            (("table", "versionAttribute"), table.version_attribute),
+        ]
+        for n, i in table.indexes.items():
+            named.append((("table", "indexes", n, "partitionKey"), s.key_name(i.partition_key)))
+            if i.sort_key is not None:
+                named.append((("table", "indexes", n, "sortKey"), s.key_name(i.sort_key)))
+        for path, name in named:
+            if name is not None and not 0 < len(name.encode()) <= 255:
+                self.problem(
+                    path,
+                    f"DynamoDB names an attribute with 1 to 255 bytes, not {name[:20]!r}; "
+                    "give it such a name",
+                )
+
     def problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem(path, message))
+
+    def check_hook(self, path: Path, dotted: str) -> None:
+        module_name, colon, function = dotted.partition(":")
+        if not colon or not module_name or not function:
+            self.problem(path, f"{dotted!r}: write `package.module:function`")
+            return
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
+            return
+        if not callable(getattr(module, function, None)):
+            self.problem(path, f"{module_name} has no function {function!r}; check its name")
 
     def template(self, path: Path, text: str, runs: bool = False) -> Template | None:
         """``runs``: placeholders may follow each other (``{name}{id}``) where their values are
@@ -124,12 +209,14 @@ class _Base:
     def stored(self, fields: Mapping[str, Field], declared: Iterable[str]) -> set[str]:
         """The fields of a type whose values its items hold in attributes of their own: its
         stored values, and its key fields where the file declares them or
-        ``storeKeyFields`` writes them (``id`` too)."""
+        ``storeKeyFields`` writes them (``id`` too); not one read ``from: key``, which writes
+        the key alone."""
         keep = self.file.table.store_key_fields
         names = {
             n
             for n, f in fields.items()
-            if f.kind in ("value", "stamp") or (f.kind == "key" and (keep or n in declared))
+            if f.kind in ("value", "stamp")
+            or (f.kind == "key" and (keep or n in declared) and not f.from_key)
         }
         return names | {"id"} if keep else names
 
@@ -155,7 +242,7 @@ class _Base:
             path,
             f"{template.text!r}: {run} has no text between them, so the key cannot be split and "
             f"each value is read from its own attribute, which {names} has not; put a separator "
-            "such as # between them, or store it (declare the field; for {id}, "
+            "such as # between them, or store it (declare the field, not `from: key`; for {id}, "
             "table.storeKeyFields: true)",
         )
 

@@ -1,10 +1,10 @@
-"""Checks across the compiled sections: constraints, unique fields, hooks, the root fields
+"""Checks across the compiled sections: constraints, unique fields, the root fields
 exposed, owned edges, unions, references, clashing names and overlapping keys."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from .. import spec as s
 from ..templates import Template, overlap
@@ -101,19 +101,6 @@ class _Checks(_Base):
                         f"{field.name.upper()!r}",
                     )
 
-    def check_hook(self, path: Path, dotted: str) -> None:
-        module_name, colon, function = dotted.partition(":")
-        if not colon or not module_name or not function:
-            self.problem(path, f"{dotted!r}: write `package.module:function`")
-            return
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            self.problem(path, f"cannot import {module_name!r} ({exc}); check the module path")
-            return
-        if not callable(getattr(module, function, None)):
-            self.problem(path, f"{module_name} has no function {function!r}")
-
     def check_roots(
         self,
         types: Mapping[str, NodeType],
@@ -126,6 +113,12 @@ class _Checks(_Base):
         for node in types.values():
             if node.expose is None:
                 continue
+            if node.node and "id" not in node.expose:
+                self.problem(
+                    ("types", node.name, "expose"),
+                    f"{node.name} is a Node, whose `id` every Node serves; add id to the list, "
+                    "or make the type `node: false`",
+                )
             known = ["id", *node.fields, *version]
             if node.parent is not None:
                 known.append(node.parent.field)
@@ -253,6 +246,18 @@ class _Checks(_Base):
                             f"{{type: JSON, attribute: {held.attribute}}}` (or a stored "
                             "object's map with `entries:`)",
                         )
+                    elif (
+                        field.type.non_null
+                        and not field.type.list
+                        and not node.fields[source].type.non_null
+                    ):
+                        held = node.fields[source]
+                        self.problem(  # an item without the value would answer null for it
+                            ("types", node.name, "fields", field.name, "ref"),
+                            f"{field.name} is non-null ({field.type}) but {source} may be null "
+                            f"({held.type}); make {source} non-null ({held.type.name}!) or the "
+                            f"reference nullable (type: {field.type.name})",
+                        )
 
     def check_names(
         self,
@@ -291,7 +296,10 @@ class _Checks(_Base):
             if query.on is not None:
                 claim(query.on, query.field, ("queries", query.name))
             elif query.field in roots:
-                self.problem(("queries", query.name), f"root field {query.field!r} is taken")
+                self.problem(
+                    ("queries", query.name),
+                    f"root field {query.field!r} is taken; rename the query (`field:`)",
+                )
             else:
                 roots[query.field] = ("queries", query.name)
         for node in types.values():
@@ -348,3 +356,115 @@ class _Checks(_Base):
                         f"{typed} value {tag[1]!r}, so nothing tells them apart; give {which} "
                         "another typeValue or a distinct literal prefix",
                     )
+
+    def check_attributes(
+        self, types: Mapping[str, NodeType], edges: Mapping[str, EdgeType]
+    ) -> None:
+        """A field is stored in an attribute of its own, not in one that holds its item's key,
+        type, label, version or an index key it writes (one value would overwrite the other),
+        except a key attribute whose template is that field alone (`{customerId}` over
+        CustomerId)."""
+        table = self.file.table
+        roles = {
+            table.type_attribute: "the table's typeAttribute, which holds each item's type",
+            table.label_attribute: "the table's labelAttribute, which holds each edge's label",
+            table.version_attribute: "the table's versionAttribute, which holds each version",
+        }
+        roles.pop(None, None)
+        spec = table.timestamps
+        created, modified = ("createdAt", "updatedAt")
+        if isinstance(spec, s.TimestampsSpec):
+            created, modified = spec.created, spec.modified
+        stamps = {created: "created", modified: "modified"}
+        owners: list[tuple[Path, Mapping[str, s.FieldDecl], Mapping[str, Field], list[_Key]]] = []
+        for node in types.values():
+            keys = [_Key(self.pk, "the table's partition key", node.pk)]
+            keys.append(_Key(self.sk, "the table's sort key", node.sk))
+            declared: Mapping[str, s.FieldDecl] = self.file.types[node.name].fields
+            owners.append((("types", node.name), declared, node.fields, keys + _written(node)))
+        for edge in edges.values():
+            keys = [_Key(self.pk, "the table's partition key", None)]
+            keys.append(_Key(self.sk, "the table's sort key", None))
+            declared = self.file.edges[edge.label].fields
+            owners.append((("edges", edge.label), declared, edge.fields, keys + _written(edge)))
+        for node in types.values():
+            self._check_shared(node)
+        for place, declared, fields, keys in owners:
+            for name, field in fields.items():
+                if field.kind not in ("value", "key", "copy", "stamp"):
+                    continue
+                decl = declared.get(name)
+                where: Path = (*place, "fields", name)
+                if isinstance(decl, s.FieldSpec) and decl.attribute is not None:
+                    where = (*where, "attribute")
+                role = roles.get(field.attribute)
+                stamp = stamps.get(field.attribute) if table.timestamps else None
+                if stamp is not None and field.type.name != "DateTime":
+                    self.problem(
+                        where,
+                        f"{field.attribute} is the table's timestamps.{stamp}, which Edgewise "
+                        "writes as a date-time; declare the field a DateTime or name another "
+                        "attribute",
+                    )
+                    continue
+                if role is not None:
+                    self.problem(
+                        where, f"{field.attribute} is {role}; name another attribute (`attribute:`)"
+                    )
+                    continue
+                for key in keys:
+                    template = key.template
+                    bare = template is not None and len(template.parts) == 1
+                    bare = bare and template is not None and template.placeholders == (name,)
+                    if field.attribute == key.attribute and not bare:
+                        written = f' from its template "{template.text}"' if template else ""
+                        self.problem(
+                            where,
+                            f"{key.attribute} is {key.what}, which {place[1]} writes{written}; "
+                            "name another attribute",
+                        )
+                        break
+
+    def _check_shared(self, node: NodeType) -> None:
+        """Two fields of a type may read one attribute, the first declared writing it: another
+        reads what that one wrote, so it has its type (non-null only where the writer is)."""
+        writers: dict[str, Field] = {}
+        declared = self.file.types[node.name].fields
+        for name, field in node.fields.items():
+            if field.kind not in ("value", "key") or field.from_key:
+                continue
+            writer = writers.setdefault(field.attribute, field)
+            wrote, reads = writer.type, field.type
+            fits = (reads.name, reads.list) == (wrote.name, wrote.list)
+            fits = fits and (wrote.non_null or not reads.non_null)
+            if writer is field or (fits and (wrote.item_non_null or not reads.item_non_null)):
+                continue
+            where: Path = ("types", node.name, "fields", name)
+            if isinstance(declared.get(name), s.FieldSpec):
+                where = (*where, "type")
+            article = "an" if str(wrote)[:1] in "AEIOU" else "a"
+            self.problem(
+                where,
+                f"{name} reads the attribute {field.attribute!r} that {writer.name} writes, so "
+                f"it holds {article} {wrote}; declare it {wrote} (or name another attribute)",
+            )
+
+
+class _Key(NamedTuple):
+    """A key attribute an item of a type or edge is written with: what it is, and the template
+    that fills it (None: its ends' keys)."""
+
+    attribute: str
+    what: str
+    template: Template | None
+
+
+def _written(owner: NodeType | EdgeType) -> list[_Key]:
+    """The index key attributes ``owner``'s index entries fill."""
+    out = []
+    for write in owner.indexes:
+        index = write.index.name
+        out.append(_Key(write.index.pk, f"the partition key of index {index}", write.pk))
+        if write.sk is not None and write.index.sk is not None:
+            out.append(_Key(write.index.sk, f"the sort key of index {index}", write.sk))
+    return out

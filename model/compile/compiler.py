@@ -20,7 +20,6 @@ from ..types import (
     Index,
     IndexWrite,
     Model,
-    Mutation,
     NodeType,
     Parent,
     Query,
@@ -36,6 +35,7 @@ from .base import (
     did_you_mean,
     located_key,
     lower_first,
+    misfit,
     singular,
     split_key,
     upper_first,
@@ -75,7 +75,9 @@ class _Compiler(_Checks, _Queries, _Objects):
             self.problem((*path, "key"), "a key needs a placeholder; write e.g. 'ORDER#{id}'")
             return None
         if SHARD in key_fields:
-            self.problem((*path, "key"), "{shard} belongs in an index template, not the key")
+            self.problem(
+                (*path, "key"), "{shard} belongs in an index template, not the key; remove it"
+            )
         if single and len(key_fields) != 1:
             self.problem(
                 (*path, "key"),
@@ -127,13 +129,15 @@ class _Compiler(_Checks, _Queries, _Objects):
             if compiled_field.unique is not None and not single:
                 self.problem(
                     (*path, "fields", field_name, "unique"),
-                    "a unique field belongs to a type with a one-template key such as 'USER#{id}'",
+                    "a unique field's claim names its node by id, and this key is composite; keep "
+                    "unique fields on types keyed by one template such as 'USER#{id}'",
                 )
         stamps = self.stamps()
         if self.file.table.timestamps is True:
-            for stamp in stamps:
+            for stamp in stamps:  # null on an implicit type, which has no item to hold them
                 if stamp not in fields:
-                    fields[stamp] = Field(stamp, TypeRef("DateTime", True), stamp, "stamp")
+                    stamped = TypeRef("DateTime", not t.implicit)
+                    fields[stamp] = Field(stamp, stamped, stamp, "stamp")
         elif self.file.table.timestamps:  # named attributes: served where a field declares them
             for field_name, f in fields.items():
                 if f.kind == "value" and f.attribute in stamps:
@@ -252,7 +256,9 @@ class _Compiler(_Checks, _Queries, _Objects):
             return path_field(self, path, name, decl)
         kinds = [k for k in ("copy_of", "ref", "first", "sum", "hook") if getattr(decl, k)]
         if len(kinds) > 1:
-            self.problem(path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}")
+            self.problem(
+                path, f"a field is one of copyOf, ref, first, sum or hook, not {kinds}; keep one"
+            )
             return None
         attribute = decl.attribute or name
         unique = None
@@ -261,7 +267,8 @@ class _Compiler(_Checks, _Queries, _Objects):
             if template is not None and template.placeholders != (name,):
                 self.problem(
                     (*path, "unique", "key"),
-                    f"write a template of {{{name}}} alone, e.g. '{name.upper()}#{{{name}}}'",
+                    f"the claim's key holds {{{name}}} alone; "
+                    f"write e.g. '{name.upper()}#{{{name}}}'",
                 )
             elif template is not None:
                 unique = Unique(
@@ -303,7 +310,9 @@ class _Compiler(_Checks, _Queries, _Objects):
                 )
                 return None
             if decl.sum is not None and not summed:
-                self.problem((*path, "sum"), "write `collection.field`, e.g. inventory.quantity")
+                self.problem(
+                    (*path, "sum"), "a sum names the field summed; write e.g. inventory.quantity"
+                )
                 return None
             return Field(
                 name,
@@ -336,6 +345,11 @@ class _Compiler(_Checks, _Queries, _Objects):
                 f"{type_.name} is a node type: make the field a `ref`, an edge or a collection",
             )
             return None
+        for option in ("default", "initial"):
+            given = getattr(decl, option)
+            wrong = None if given is None else misfit(given, type_, option, self.enums)
+            if wrong is not None:
+                self.problem((*path, option), wrong)
         return Field(
             name,
             type_,
@@ -382,14 +396,20 @@ class _Compiler(_Checks, _Queries, _Objects):
             if (sk is None) != (index.sk is None):
                 self.problem(
                     where,
-                    f"index {index_name} {'has' if index.sk else 'has no'} a "
-                    "sort key: give `sk` exactly when it has one",
+                    f"index {index_name} has {'a' if index.sk else 'no'} sort key; "
+                    f"{'add' if index.sk else 'remove'} `sk` (given exactly when it has one)",
                 )
             used = set(pk.placeholders) | set(sk.placeholders if sk else ())
-            if SHARD in used and (not shards_allowed or keys.shards is None):
-                self.problem(where, "{shard} needs `shards: N` on this index entry")
+            if SHARD in used and not shards_allowed:
+                self.problem(where, "an edge's index entry is not write-sharded; remove {shard}")
+            elif SHARD in used and keys.shards is None:
+                self.problem(
+                    where, "{shard} needs `shards: N` on this index entry; add it, e.g. `shards: 4`"
+                )
             if keys.shards is not None and SHARD not in pk.placeholders:
-                self.problem(where, "`shards` needs {shard} in the pk template")
+                self.problem(
+                    where, "`shards` needs {shard} in the pk template; add it or remove `shards`"
+                )
             for unknown in sorted(used - placeholders - {SHARD}):
                 self.problem(
                     where,
@@ -467,7 +487,10 @@ class _Compiler(_Checks, _Queries, _Objects):
                     end=compiled.end,
                 )
             elif compiled.kind not in ("value",):
-                self.problem((*path, "fields", field_name), "an edge field is a value or a copyOf")
+                self.problem(
+                    (*path, "fields", field_name),
+                    "an edge field is a value or a copyOf; make it one (`since: Date`)",
+                )
                 continue
             fields[field_name] = compiled
         implicit = [t for t in (e.from_, e.to) if self.file.types[t].implicit]
@@ -561,7 +584,9 @@ class _Compiler(_Checks, _Queries, _Objects):
         (``holds: key``), or by each placeholder of a composite key."""
         target = self.file.types.get(type_.name)
         if target is None:
-            self.problem(path, f"a ref's type is a node type of the model, not {type_.name}")
+            self.problem(
+                path, f"{type_.name} is not a node type of the model; give the ref a node type"
+            )
             return None
         key = target.key
         try:
@@ -641,7 +666,7 @@ class _Compiler(_Checks, _Queries, _Objects):
         file = self.file
         for enum_name, values in file.enums.items():
             if not values:
-                self.problem(("enums", enum_name), "an enum needs at least one value")
+                self.problem(("enums", enum_name), "an enum has no value; list them, e.g. [A, B]")
             if enum_name in SCALARS or enum_name in file.types:
                 self.problem(("enums", enum_name), f"{enum_name} is already a type; rename it")
         types: dict[str, NodeType] = {}
@@ -669,6 +694,7 @@ class _Compiler(_Checks, _Queries, _Objects):
         self.check_constraints()
         self.check_names(types, edges, queries)
         self.check_overlap(types, edges)
+        self.check_attributes(types, edges)
         objects = {name: self.object_type(name, o) for name, o in file.objects.items()}
         self.check_stored(types, edges, queries, objects)
         mutations = {name: self.mutation(name, m) for name, m in file.mutations.items()}
@@ -755,28 +781,6 @@ class _Compiler(_Checks, _Queries, _Objects):
                     )
                     return None
         return Deletions(index, spec.partition, spec.attribute)
-
-    def mutation(self, name: str, m: s.MutationSpec) -> Mutation:
-        path: Path = ("mutations", name)
-        self.check_hook((*path, "hook"), m.hook)
-        arguments = []
-        for arg, text in m.arguments.items():
-            ref = self.type_ref((*path, "arguments", arg), text, False)
-            if ref is not None:
-                arguments.append((arg, ref))
-        for arg, type_name in m.ids.items():
-            if arg not in m.arguments:
-                self.problem((*path, "ids", arg), f"{name} has no argument {arg!r}")
-            elif type_name not in self.file.types:
-                known = list(self.file.types)
-                self.problem(
-                    (*path, "ids", arg),
-                    f"unknown type {type_name!r}; {did_you_mean(type_name, known)}",
-                )
-        # the result may name a generated type (an edge, a connection): checked when built
-        return Mutation(
-            name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description, dict(m.ids)
-        )
 
 
 def compile_model(file: s.ModelSpec, name: str) -> tuple[Model, list[Problem]]:

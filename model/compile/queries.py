@@ -1,4 +1,5 @@
-"""The ``queries:`` section: access patterns over an index, their arguments and filters."""
+"""The ``queries:`` section: access patterns over an index, their arguments and filters; the
+``mutations:`` section (hooks)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..types import (
     EdgeType,
     Field,
     Index,
+    Mutation,
     NodeType,
     Query,
     TypeRef,
@@ -129,7 +131,11 @@ class _Queries(_Base):
                     target = placeholder
             if q.sort is not None and q.sort.between is not None:
                 if target is None:
-                    self.problem((*path, "sort", "between"), "no placeholder left to bound")
+                    self.problem(
+                        (*path, "sort", "between"),
+                        "no placeholder of the sort template is left to bound; add one after "
+                        "the equality arguments, or remove `between`",
+                    )
                     return None
                 if {target, *fan_out} & sort.runs:
                     self.problem(
@@ -298,3 +304,30 @@ class _Queries(_Base):
             return TypeRef("ID", True)
         field = node.fields.get(placeholder)
         return field.type if field is not None and field.kind in ("value", "key", "stamp") else None
+
+    # ---- mutations -------------------------------------------------------------------------
+
+    def mutation(self, name: str, m: s.MutationSpec) -> Mutation:
+        path: Path = ("mutations", name)
+        self.check_hook((*path, "hook"), m.hook)
+        arguments = []
+        for arg, text in m.arguments.items():
+            ref = self.type_ref((*path, "arguments", arg), text, False)
+            if ref is not None:
+                arguments.append((arg, ref))
+        for arg, type_name in m.ids.items():
+            if arg not in m.arguments:
+                self.problem(
+                    (*path, "ids", arg),
+                    f"{name} has no argument {arg!r}; declare it or remove this",
+                )
+            elif type_name not in self.file.types:
+                known = list(self.file.types)
+                self.problem(
+                    (*path, "ids", arg),
+                    f"unknown type {type_name!r}; {did_you_mean(type_name, known)}",
+                )
+        # the result may name a generated type (an edge, a connection): checked when built
+        return Mutation(
+            name, TypeRef.parse(m.type), m.hook, tuple(arguments), m.description, dict(m.ids)
+        )

@@ -14,13 +14,14 @@ repeats no read. Nothing here names a type of a particular model."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 from graphql import GraphQLField, GraphQLObjectType, GraphQLSchema
 
-from graph.errors import NotFound
+from graph.errors import BadUserInput, NotFound
 from graph.items import Codec, Ref
 from graph.keys import ItemKey
 from graph.table import Item
@@ -105,7 +106,10 @@ class Scope:
         self.rules = rules
         self.context = context
         subject = context.principal.subject
-        self.me = rules.codec.by_id(rules.principal, subject) if subject is not None else None
+        self.me: Ref | None = None
+        if subject is not None:  # one no key of the principal's type holds names no node
+            with contextlib.suppress(BadUserInput):
+                self.me = rules.codec.by_id(rules.principal, subject)
         self._reach: dict[tuple[Hop, ...], asyncio.Future[frozenset[ItemKey]]] = {}
         self._decided: dict[tuple[str, ...], asyncio.Future[bool]] = {}
 

@@ -14,8 +14,17 @@ from typing import Any
 
 from graph.errors import BadUserInput, EdgewiseError
 from graph.items import Codec, Ref
-from graph.reads import UNKNOWN, Branch, Listing, Page, PageKey, narrowed, positions
-from graph.table import Item
+from graph.reads import (
+    UNKNOWN,
+    Branch,
+    Listing,
+    Page,
+    PageKey,
+    narrowed,
+    positions,
+    typed_branch,
+)
+from graph.table import Item, Layout
 from model import EdgeType, Field, KeyValueError, Model, NodeType, Query, Template
 from model.types import SHARD
 from model.values import KINDS, Comparison, Kind, Where, compared
@@ -129,6 +138,7 @@ class Listings:
                 keep=keep,
                 where=exact(given, None),
             )
+            _typed(self.codec.layout, listing)
             whole = branch.prefix == child.sk.literal_prefix and branch.low is None
             counter = child.parent_counter if whole else None  # a filter is counted by Query
             return Conn(_page(listing, args), ref, counter, node=child)
@@ -212,6 +222,7 @@ class Listings:
             listing = Listing(
                 index_name, tuple(branches), forward, unmarked=self.unmarked, keep=keep, where=where
             )
+            _typed(self.codec.layout, listing)
             return Conn(_page(listing, args), ref, node=None if union else result, types=union)
 
         return conn
@@ -350,6 +361,14 @@ def _coarse_to_fine(names: tuple[str, ...], args: dict[str, Any]) -> dict[str, A
         if given[coarse] is None and given[finer] is not None:
             raise BadUserInput(f"filtering by {finer} needs {coarse} too")
     return given
+
+
+def _typed(layout: Layout, listing: Listing) -> None:
+    """A value a number or binary key cannot hold fails here, as BAD_USER_INPUT, rather than
+    in the page's read."""
+    if layout.types:
+        for branch in listing.branches:
+            typed_branch(layout, listing.index, branch)
 
 
 def _page(listing: Listing, args: dict[str, Any]) -> PageKey:

@@ -4,7 +4,7 @@ request's loader, so the answer needs no eventually-consistent read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from graphql import (
@@ -90,13 +90,21 @@ def _value_fields(node: NodeType) -> list[tuple[str, TypeRef]]:
     ]
 
 
-def _initial(fields: Iterable[Field]) -> dict[str, Any]:
-    """The values written at creation instead of arguments (``now``: the time of the write)."""
+def _initial(fields: Iterable[Field], enums: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """The values written at creation instead of arguments (``now``: the time of the write; an
+    enum's value as it is stored)."""
     return {
-        f.name: now_iso() if f.initial == "now" else f.initial
+        f.name: now_iso() if f.initial == "now" else _stored_enum(f, f.initial, enums)
         for f in fields
         if f.kind == "value" and f.initial is not None
     }
+
+
+def _stored_enum(field: Field, value: Any, enums: Mapping[str, Mapping[str, str]]) -> Any:
+    """A value the file gives for ``field`` (``initial``, ``default``) as it is stored: an enum's
+    GraphQL value becomes the string stored for it (``IN_PROGRESS`` -> ``in-progress``)."""
+    stored = enums.get(field.type.name)
+    return stored.get(value, value) if stored is not None and isinstance(value, str) else value
 
 
 class _Mutations:
@@ -121,7 +129,13 @@ class _Mutations:
         if "id" in node.key_fields:
             create_fields["id"] = GraphQLInputField(GraphQLID, description=NEW_ID)
         create_fields |= {k: GraphQLInputField(b.input(key_type(node, k))) for k in keys}
-        create_fields |= {n: GraphQLInputField(b.input(t)) for n, t in _value_fields(node)}
+        create_fields |= {
+            n: GraphQLInputField(
+                b.input(t.nullable() if node.fields[n].default is not None else t),
+                default_value=self._default(node.fields[n]),
+            )
+            for n, t in _value_fields(node)
+        }
         create_input = GraphQLInputObjectType(
             f"Create{node.name}Input", create_fields, description=f"A new {node.name}."
         )
@@ -174,7 +188,7 @@ class _Mutations:
         values = {
             n: GraphQLArgument(
                 b.input(f.type.nullable() if f.default is not None else f.type),
-                default_value=f.default if f.default is not None else Undefined,
+                default_value=self._default(f),
             )
             for n, f in edge.fields.items()
             if f.kind == "value" and f.initial is None
@@ -192,6 +206,12 @@ class _Mutations:
             resolve=lambda _r, info, **a: self.remove(info, edge, source, target, a),
             description=f"Remove a {edge.label} edge; false if there was none.",
         )
+
+    def _default(self, field: Field) -> Any:
+        """A field's `default` as its input's default value (as stored), or none."""
+        if field.default is None:
+            return Undefined
+        return _stored_enum(field, field.default, self.model.enums)
 
     def _end(self, node: NodeType) -> GraphQLArgument:
         """The argument naming an edge's end: its id, or its key placeholder's value."""
@@ -223,7 +243,15 @@ class _Mutations:
     async def create(self, info: Info, node: NodeType, values: dict[str, Any]) -> Ref:
         ctx: ModelContext = info.context
         ctx.require_admin(f"create a {node.name}")
-        values = self._stored(node.fields, values) | _initial(node.fields.values())
+        defaults = {  # an explicit null where the file gives a default
+            n: self._default(f)
+            for n, f in node.fields.items()
+            if f.default is not None and n in values and values[n] is None
+        }
+        values = values | defaults
+        values = self._stored(node.fields, values) | _initial(
+            node.fields.values(), self.model.enums
+        )
         if node.id_keyed and values.get("id") is not None:
             found = ctx.codec.by_id(node, str(values["id"]))
             if found is None:
@@ -273,11 +301,11 @@ class _Mutations:
         ctx.require_admin(f"add a {edge.label} edge")
         start, end = self._ends(ctx, edge, source, target, args)
         given = {
-            n: f.default if args[n] is None else args[n]
+            n: _stored_enum(f, f.default, self.model.enums) if args[n] is None else args[n]
             for n, f in edge.fields.items()
             if f.kind == "value" and n in args
         }
-        fields = self._stored(edge.fields, given) | _initial(edge.fields.values())
+        fields = self._stored(edge.fields, given) | _initial(edge.fields.values(), self.model.enums)
         item = await _writer(ctx).add_edge(edge, start, end, fields)
         return EdgeValue(item, cursor_of(ctx.codec.layout, None, item), end)
 

@@ -322,11 +322,11 @@ class _Builder:
                 listers[query.field] = r.query(query)
         for name, f in node.fields.items():
             out[name] = self.field(node, f, listers)
-        if model.version_attribute is not None:
-            version = Field("version", TypeRef("Int", True), model.version_attribute)
+        if model.version_attribute is not None:  # null on an implicit type (no item)
+            version = Field("version", TypeRef("Int", not node.implicit), model.version_attribute)
             out["version"] = ModelField(
                 Origin(Kind.VALUE),
-                GraphQLNonNull(GraphQLInt),
+                GraphQLInt if node.implicit else GraphQLNonNull(GraphQLInt),
                 resolve=r.value(version),
                 description="Optimistic-locking version.",
             )
@@ -457,8 +457,8 @@ class _Builder:
                 Origin(Kind.LOOKUP),
                 GraphQLNonNull(GraphQLList(self.node)),
                 {"ids": GraphQLArgument(GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLID))))},
-                resolve=lambda _root, info, ids: [
-                    lookup_node(info, codec.from_global_id(i)) for i in ids
+                resolve=lambda _root, info, ids: [  # every id parsed before any lookup starts
+                    lookup_node(info, ref) for ref in [codec.from_global_id(i) for i in ids]
                 ],
                 description="Nodes by global id, in order; null where there is none.",
             ),

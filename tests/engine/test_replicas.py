@@ -173,7 +173,7 @@ MISTAKES = [
     (
         'sk: "GROUPSUB#{to}|{via}"',
         'sk: "{to}|{via}"',
-        "materialize.key.sk (line 45): begin the sort key with literal text",
+        "materialize.key.sk (line 45): the sort key begins with a placeholder",
     ),
     (
         "copy: [status, validUntil]",

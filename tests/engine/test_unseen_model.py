@@ -122,6 +122,22 @@ async def test_an_edge_between_nodes_of_one_type_reads_both_ways(http: httpx.Asy
     assert bo["followers"]["totalCount"] == 2
 
 
+async def test_a_node_cannot_follow_itself_and_removing_that_removes_nothing(
+    http: httpx.AsyncClient,
+) -> None:
+    """A FOLLOWS edge from a reader to itself would be keyed R#bo / R#bo: the reader's own
+    item. Adding it is BAD_USER_INPUT; removing it answers false and leaves the reader."""
+    added = await gql(
+        http, 'mutation { addFollows(fromReaderId: "bo", toReaderId: "bo") { cursor } }'
+    )
+    assert added["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "itself" in added["errors"][0]["message"]
+    removed = await gql(http, 'mutation { removeFollows(fromReaderId: "bo", toReaderId: "bo") }')
+    assert removed["data"] == {"removeFollows": False}
+    after = await gql(http, '{ reader(id: "bo") { name following { totalCount } } }')
+    assert after["data"]["reader"] == {"name": "Bo", "following": {"totalCount": 1}}
+
+
 async def test_reverse_edges_and_generated_mutations(http: httpx.AsyncClient) -> None:
     fans = await gql(http, '{ author(id: "woolf") { fans { edges { node { id } } } } }')
     assert [e["node"]["id"] for e in fans["data"]["author"]["fans"]["edges"]] == ["R#ann", "R#bo"]

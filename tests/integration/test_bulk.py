@@ -122,6 +122,7 @@ OTHER = line("USER#z")
         (line("USER#b", n={"N": "1" * 39}), "does not fit DynamoDB's numbers"),
         (line("USER#b", l={"L": [{"S": 1}]}), "l[0]: 1 is not a valid S value"),
         (line("USER#b", b={"B": "not base64!"}), "is not base64"),
+        (line("USER#b", b={"B": "\u00e9"}), "is not base64"),  # not ASCII
         (line("USER#b", ss={"SS": []}), "[] is not a valid SS value"),
         (line("USER#b", x={"S": "a", "N": "1"}), "x must be an object with one type descriptor"),
         (GOOD, "duplicate key PK='USER#a' SK='USER#a' (also line 1)"),

@@ -155,7 +155,7 @@ BROKEN = [
         '    sort: {template: "{title}#{id}"}\n',
         '    sort: {template: "{title}#{id}"}\n'
         "mutations:\n  retitle: {type: Book!, hook: 'model.spec:nothing', arguments: {x: Strin}}\n",
-        "mutations.retitle.hook (line 42): model.spec has no function 'nothing'",
+        "mutations.retitle.hook (line 42): model.spec has no function 'nothing'; check its name",
     ),
     (
         '    sort: {template: "{title}#{id}"}\n',
