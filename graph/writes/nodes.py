@@ -60,12 +60,45 @@ async def create(writer: Committer, node: NodeType, values: Mapping[str, Any]) -
         counter = node.parent_counter
         adds = {counter: 1} if counter else None
         actions.append(writer.exists_action(parent_key, lambda _o: missing, adds=adds, node=parent))
+    actions += targets_exist(writer, node, key, actions, item)
     if writer.upkeep is not None and writer.upkeep.names(node):  # it may start a replica
         delta = await writer.upkeep.change_ref(Ref(node, key), None, item)
         await writer.commit_delta(actions, delta)
         return item
     await writer.commit(actions)
     return item
+
+
+def targets_exist(
+    writer: Committer,
+    node: NodeType,
+    key: ItemKey,
+    actions: list[Action],
+    item: Item,
+    old: Item | None = None,
+) -> list[Action]:
+    """A check, in the write's transaction, that each node a non-null reference of ``item``
+    names (newly: not named by ``old``) exists as its type: a write never leaves a
+    ``Product!`` reference that every read would fail on. Not checked: the node itself, an
+    item another action of the transaction writes, a target with no item of its own."""
+    checks: list[Action] = []
+    taken = {action.key for action in actions} | {key}
+    for name, field in node.fields.items():
+        if field.target is None or field.type.list or not field.type.non_null:
+            continue
+        targets = writer.codec.targets_in(field, node)
+        before = {r.key for r in targets(Ref(node, key), old)} if old is not None else set()
+        for ref in targets(Ref(node, key), item):
+            if ref.key in before or ref.key in taken or ref.type.implicit:
+                continue
+            if type(ref.key.sk) is Located:  # known by its partition only: read where found
+                continue
+            taken.add(ref.key)
+            missing = NotFound(
+                f"{name}: {ref.type.name} {describe(ref.type, ref.key)} does not exist"
+            )
+            checks.append(writer.exists_action(ref.key, always(missing), node=ref.type))
+    return checks
 
 
 def claims(
@@ -179,6 +212,7 @@ async def _update_once(
     action.on_fail = stale
     action.leaves = new
     actions = [action, *claims(writer, node, key, before, after)]
+    actions += targets_exist(writer, node, key, actions, new, old)
     copies = await _copies(writer, node, key, before, after)
     if writer.upkeep is not None and writer.upkeep.names(node):
         delta = await writer.upkeep.change_ref(Ref(node, key), old, new)
