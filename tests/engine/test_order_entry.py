@@ -344,9 +344,10 @@ async def test_every_kind_of_connection_pages_both_ways_alike(
         # the node's item and its first children are one Query of its partition, read from the
         # page's end: the last page finds the node's item there (after them in the
         # connection's order), the first page reads it on its own, in a round of its own when
-        # that Query does not hold it
-        (requests, rounds), (back_requests, back_rounds) = paged.forward[0], paged.backward[0]
-        assert back_requests <= requests and back_rounds <= rounds, paged
+        # that Query does not hold it. Its rounds are not pinned: whether the node's read and
+        # the page's Query overlap is timing there (2 rounds once in a loaded make test run)
+        (requests, _), (back_requests, _) = paged.forward[0], paged.backward[0]
+        assert back_requests <= requests, paged
     else:  # the first page and the last: the same Queries, turned round
         assert paged.backward[0] == paged.forward[0], (paged.forward, paged.backward)
 
