@@ -42,6 +42,12 @@ async def gql(
     return body
 
 
+def cost(body: dict[str, Any]) -> tuple[dict[str, int], int]:
+    """(operations, rounds) of a traced answer (``gql``'s)."""
+    trace = body["extensions"]["dynamodb"]
+    return trace["operations"], trace["rounds"]
+
+
 def _identity(node: dict[str, Any]) -> str:
     """A node's id, or what its selection answers (a type that is not a Node)."""
     found = node.get("id")

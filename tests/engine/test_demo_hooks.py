@@ -18,7 +18,7 @@ from model.load import model_path
 from server.http.app import create_app
 from server.http.auth import Authenticator
 from server.settings import Settings
-from tests.helpers import gql
+from tests.helpers import cost, gql
 from tests.table_state import scan
 from tests.tokens import SECRET, bearer, hs256
 
@@ -74,11 +74,6 @@ def ok(body: dict[str, Any]) -> dict[str, Any]:
 
 def codes(body: dict[str, Any]) -> list[str]:
     return [e["extensions"]["code"] for e in body.get("errors", [])]
-
-
-def cost(body: dict[str, Any]) -> tuple[dict[str, int], int]:
-    trace = body["extensions"]["dynamodb"]
-    return trace["operations"], trace["rounds"]
 
 
 # ---- products and hasAccess ----------------------------------------------------------------

@@ -28,14 +28,8 @@ from server.http.app import create_app
 from server.settings import Settings
 from tests.conftest import TeamTable, team_boto3
 from tests.engine.test_team_tables import _table
-from tests.helpers import LEAN, gql
+from tests.helpers import LEAN, cost, gql
 from tests.table_state import SerialDynamoDB, scan
-
-
-def _trace(body: dict[str, Any]) -> tuple[dict[str, int], int]:
-    trace = body["extensions"]["dynamodb"]
-    return trace["operations"], trace["rounds"]
-
 
 # ---- an implicit parent: devices that exist only as the partition of their logs ------------
 # (AWS's IoT design: the device id as partition key, `<date>#<state>` as sort key.)
@@ -91,7 +85,7 @@ async def test_an_implicit_type_is_a_parent_whose_collection_reads_its_partition
         assert {e["node"]["device"]["id"] for e in found["logs"]["edges"]} <= {f"DEVICE#{device}"}
     body = await gql(http, '{ device(id: "d1") { logs(first: 2) { edges { node { date } } } } }')
     # no read of the device itself: one Query of its partition, in one round
-    assert _trace(body) == ({"Query": 1}, 1)
+    assert cost(body) == ({"Query": 1}, 1)
 
 
 async def test_a_child_of_an_implicit_parent_is_created_without_a_parent_item(
@@ -199,9 +193,9 @@ async def test_a_lookup_of_a_located_parent_reads_its_children_in_the_same_round
     body = await gql(http, '{ order(id: "1") { total shipments { edges { node { carrier } } } } }')
     assert "errors" not in body, body
     # the order's Query (its partition, `c#`) and its shipments' Query, together
-    assert _trace(body) == ({"Query": 2}, 1)
+    assert cost(body) == ({"Query": 2}, 1)
     alone = await gql(http, '{ order(id: "1") { id customerId } }')
-    assert _trace(alone) == ({"Query": 1}, 1)
+    assert cost(alone) == ({"Query": 1}, 1)
 
 
 async def test_a_child_of_a_located_parent_is_created_under_an_existing_parent(
@@ -316,7 +310,7 @@ async def test_a_condition_on_adjacent_placeholders_keeps_the_items_whose_attrib
         assert found["totalCount"] == len(rows), (name, id_)
     body = await gql(http, query, {"name": "Acme"})
     # one Query of the index for the page and one counting it, both filtered by name
-    assert _trace(body) == ({"Query": 2}, 1)
+    assert cost(body) == ({"Query": 2}, 1)
 
 
 async def test_a_collection_over_adjacent_placeholders_reads_their_attributes(
@@ -422,7 +416,7 @@ async def test_a_reference_over_a_maps_keys_answers_the_nodes_in_key_order(
         assert [o["name"] for o in found] == [o.upper() for o in _organizations(user)]
     body = await gql(http, query, {"u": "u1"})
     # the user's item, then every organization in one BatchGetItem
-    assert _trace(body) == ({"BatchGetItem": 2}, 2)
+    assert cost(body) == ({"BatchGetItem": 2}, 2)
     ids = await gql(http, '{ user(id: "u1") { organizations { id } } }')
     assert len(ids["data"]["user"]["organizations"]) == 5  # read to leave org9 out
 
@@ -475,14 +469,14 @@ async def test_a_reference_over_a_stored_objects_entries_answers_their_keys_node
         expected = None if ROLES[user] is None else [{"org": o, "role": r} for o, r in roles]
         assert found["organizationRoles"] == expected
     body = await gql(http, query, {"u": "u1"})
-    assert _trace(body) == ({"BatchGetItem": 2}, 2)  # the user's item, then every organization
+    assert cost(body) == ({"BatchGetItem": 2}, 2)  # the user's item, then every organization
     # the keys alone (no field of the objects selected): still read, to leave org9 out; a
     # path's hop over them too (it answered org9 before)
     ids = await gql(http, '{ user(id: "u1") { organizations { id } reached { id } } }')
     assert "errors" not in ids, ids
     expected = [{"id": f"ORG#{o}"} for o in _organizations("u1")]
     assert ids["data"]["user"] == {"organizations": expected, "reached": expected}
-    assert _trace(ids) == ({"BatchGetItem": 2}, 2)
+    assert cost(ids) == ({"BatchGetItem": 2}, 2)
 
 
 # ---- seed 000 end to end: its own table, users with no item, `GROUPSUB#` replicas kept exact
@@ -660,9 +654,9 @@ async def test_seed_000s_own_table_answers_from_its_replicas_as_its_path_does(
     body = await seed.gql('{ user(id: "alice") { hasAccess(productId: "prod2") } }')
     assert body["data"]["user"]["hasAccess"] is True
     # one Query of alice's partition (`GROUPSUB#prod2|group`) and her clock's item, together
-    assert _trace(body) == ({"BatchGetItem": 1, "Query": 1}, 1)
+    assert cost(body) == ({"BatchGetItem": 1, "Query": 1}, 1)
     walked = await seed.gql('{ user(id: "alice") { hasAccess(productId: "prod2") } }', walked=True)
-    assert _trace(walked) == ({"BatchGetItem": 1, "Query": 1}, 2)  # her groups, then theirs
+    assert cost(walked) == ({"BatchGetItem": 1, "Query": 1}, 2)  # her groups, then theirs
     subs = await seed.gql(
         '{ user(id: "alice") { groupSubs { totalCount edges { node { productId groupId } } } } }'
     )
@@ -761,7 +755,7 @@ async def test_a_fan_out_past_one_transaction_marks_users_in_their_clocks_item(
     assert not [key for key in items if key[0].startswith("~replicas#")]
     read = await seed.gql('{ user(id: "m7") { hasAccess(productId: "prod5") } }')
     assert read["data"]["user"]["hasAccess"] is True
-    assert _trace(read)[1] == 1
+    assert cost(read)[1] == 1
 
 
 ROUNDS = [  # changes sent at once: memberships racing the subscriptions of their groups

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import TeamTable
-from tests.engine.test_team_types import _codes, _ops, _table
-from tests.helpers import gql
+from tests.engine.test_team_tables import _table
+from tests.engine.test_team_types import _codes
+from tests.helpers import cost, gql
 
 # Users and organizations share `ACCOUNT#<name>` keys and `entity_type` says which; a user's
 # item keeps its username in `Username`, an organization's item keeps a display name in `name`
@@ -178,14 +179,14 @@ async def test_lookups_take_the_placeholder_and_node_takes_the_key(team_http: Te
         org = _org_answer(orgs[n]) if n in orgs else None
         assert body["data"] == {"user": user, "organization": org, "node": user or org}, n
         # the one key read once, in one round, whichever type it turns out to be
-        assert _ops(body) == ({"BatchGetItem": 1}, 1)
+        assert cost(body) == ({"BatchGetItem": 1}, 1)
     one = await gql(http, '{ user(username: "bob") { id username email } }')
     assert one["data"]["user"] == {
         "id": "ACCOUNT#bob",
         "username": "bob",
         "email": "bob@example.com",
     }
-    assert _ops(one) == ({"BatchGetItem": 1}, 1)
+    assert cost(one) == ({"BatchGetItem": 1}, 1)
     # the id and the key fields alone: no read (both are in the key)
     bare = await gql(http, '{ organization(name: "acme") { id name } }')
     assert bare["data"]["organization"] == {"id": "ACCOUNT#acme", "name": "acme"}
@@ -272,7 +273,7 @@ async def test_refs_parents_edges_and_listings_over_named_keys(team_http: TeamTa
         "memberships(first: 10) { edges { node { role member { email } } } } } }",
     )
     assert "errors" not in typical, typical
-    assert _ops(typical) == ({"BatchGetItem": 1, "Query": 1}, 2)
+    assert cost(typical) == ({"BatchGetItem": 1, "Query": 1}, 2)
 
 
 async def test_mutations_take_the_placeholder_and_edges_name_their_ends_by_it(

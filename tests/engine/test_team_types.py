@@ -13,43 +13,12 @@ from typing import Any
 from boto3.dynamodb.types import Binary
 
 from tests.conftest import TeamTable
-from tests.helpers import gql
-
-
-def _table(name: str, pk: str, sk: str, *gsis: tuple[str, str, str]) -> dict[str, Any]:
-    """CreateTable's arguments as a team writes them: string keys, each GSI ``(name, hash,
-    range)`` projecting ALL."""
-    attributes = dict.fromkeys([pk, sk, *(a for _, h, r in gsis for a in (h, r))])
-    table: dict[str, Any] = {
-        "TableName": name,
-        "KeySchema": [
-            {"AttributeName": pk, "KeyType": "HASH"},
-            {"AttributeName": sk, "KeyType": "RANGE"},
-        ],
-        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attributes],
-    }
-    if gsis:
-        table["GlobalSecondaryIndexes"] = [
-            {
-                "IndexName": index,
-                "KeySchema": [
-                    {"AttributeName": h, "KeyType": "HASH"},
-                    {"AttributeName": r, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-            for index, h, r in gsis
-        ]
-    return table
+from tests.engine.test_team_tables import _table
+from tests.helpers import cost, gql
 
 
 def _codes(body: dict[str, Any]) -> set[str]:
     return {e["extensions"]["code"] for e in body.get("errors", [])}
-
-
-def _ops(body: dict[str, Any]) -> tuple[dict[str, int], int]:
-    trace = body["extensions"]["dynamodb"]
-    return trace["operations"], trace["rounds"]
 
 
 # ---- two types, one key template: a boto3 table whose `entity_type` says which ---------------
@@ -178,7 +147,7 @@ async def test_a_lookup_answers_only_an_item_of_its_own_type(team_http: TeamTabl
         None,
     ]
     # one read per distinct key, all in one round
-    assert _ops(body) == ({"BatchGetItem": 1}, 1)
+    assert cost(body) == ({"BatchGetItem": 1}, 1)
 
 
 async def test_a_reference_or_a_parent_of_another_type_is_missing(team_http: TeamTable) -> None:
@@ -488,7 +457,7 @@ async def test_a_sort_template_without_a_placeholder_is_a_prefix(
     assert len(data["order"]["shipments"]["edges"]) == 64
     assert data["byCarrier"]["totalCount"] == sum(1 for i in shipped if i["carrier"] == "ups")
     # one round: the order and every Query at once
-    assert _ops(body) == ({"Query": 4, "BatchGetItem": 1}, 1)
+    assert cost(body) == ({"Query": 4, "BatchGetItem": 1}, 1)
     # as a value a type writes (an index's sort key), the template is written as it stands
     created = await gql(
         http, 'mutation { createShipment(input: {orderId: "3", id: "a", carrier: "fedex"}) { id } }'

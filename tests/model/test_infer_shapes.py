@@ -20,7 +20,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from graph.dynamo.embedded import EmbeddedDynamoDB
 from model import load_model
 from server.cli.main import main
-from tests.helpers import gql
+from tests.helpers import cost, gql
 from tests.model.team_tables import expected, lookups, served, served_nodes, write_table
 from tests.model.test_infer_designs import _round_trip
 
@@ -37,12 +37,6 @@ def _ask(dynamodb: EmbeddedDynamoDB, tmp_path: Path, table: str, query: str) -> 
     body = asyncio.run(ask())
     assert "errors" not in body, body
     return body
-
-
-def _cost(body: dict[str, Any]) -> tuple[dict[str, int], int]:
-    """(operations, rounds) of a traced answer."""
-    trace = body["extensions"]["dynamodb"]
-    return trace["operations"], trace["rounds"]
 
 
 def _accounts(
@@ -152,7 +146,7 @@ def test_node_of_a_shared_key_answers_the_items_type(
         "wrong": None,
     }
     # the node's item and the lookup in one batch (its entity_type decides), then the count
-    assert _cost(body) == ({"BatchGetItem": 1, "Query": 1}, 2)
+    assert cost(body) == ({"BatchGetItem": 1, "Query": 1}, 2)
 
 
 def _orders_and_tickets() -> list[dict[str, Any]]:
@@ -200,7 +194,7 @@ def test_a_status_attribute_is_never_the_type_attribute(
     assert "orderStatus: OrderOrderStatus!" in text  # shared states: an enum
     body = _ask(dynamodb, tmp_path, "orders", '{ order(id: "o1") { status lines { totalCount } } }')
     assert body["data"] == {"order": {"status": "OPEN", "lines": {"totalCount": 1}}}
-    assert _cost(body) == ({"BatchGetItem": 1, "Query": 1}, 1)  # the order and its count, one round
+    assert cost(body) == ({"BatchGetItem": 1, "Query": 1}, 1)  # the order and its count, one round
 
 
 def _devices() -> list[dict[str, Any]]:
@@ -254,7 +248,7 @@ def test_an_implicit_parent_of_typed_items(dynamodb: EmbeddedDynamoDB, tmp_path:
         {"date": "2026-01-03", "state": "ON"},
         {"date": "2026-01-02", "state": "OFF"},
     ]
-    assert _cost(body) == ({"Query": 2}, 1)  # no read of the device: page and count, one round
+    assert cost(body) == ({"Query": 2}, 1)  # no read of the device: page and count, one round
 
 
 def _customers() -> list[dict[str, Any]]:
@@ -355,7 +349,7 @@ def test_maps_of_one_shape_become_stored_objects(
         ],
         "billing": {"geo": {"lat": 1.5, "lng": 2.25}},
     }
-    assert _cost(body) == ({"BatchGetItem": 1}, 1)  # the objects come with their item
+    assert cost(body) == ({"BatchGetItem": 1}, 1)  # the objects come with their item
 
 
 def _readings() -> list[dict[str, Any]]:
@@ -403,7 +397,7 @@ def test_number_keys_split_by_the_type_attribute(
     answer = body["data"]["readingsByDeviceId"]
     assert [e["node"]["seq"] for e in answer["edges"]] == [2.25, 3.5]
     assert answer["totalCount"] == 2
-    assert _cost(body) == ({"Query": 2}, 1)  # page and count, BETWEEN 2 AND 4 on Seq
+    assert cost(body) == ({"Query": 2}, 1)  # page and count, BETWEEN 2 AND 4 on Seq
 
 
 # ---- import-model: a Workbench export whose facets' rows carry a type attribute and maps ----
